@@ -1,0 +1,25 @@
+"""One error hierarchy. Every message names the operation, the types involved and,
+where the value came from user code, the user's file and line."""
+
+from __future__ import annotations
+
+
+class ShaxError(Exception):
+    """Base of every error shax raises on bad input."""
+
+
+class ShaxTypeError(ShaxError, TypeError):
+    """A type or shape does not fit an operation."""
+
+
+class ShaxValueError(ShaxError, ValueError):
+    """A static parameter or argument value is not acceptable."""
+
+
+def at(error: ShaxError, where: str | None) -> ShaxError:
+    """The same error with the user's source location appended (once)."""
+    if where is None or " (at " in str(error):
+        return error
+    located = type(error)(f"{error} (at {where})")
+    located.__cause__ = error.__cause__
+    return located

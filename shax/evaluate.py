@@ -1,0 +1,66 @@
+"""`shax.evaluate`: run a Definition, polymorphically.
+
+Each primitive runs through the typeclass functions, so numpy arguments compute
+values and tracer arguments inline the definition into the enclosing trace (which
+is how transforms compose). Python numbers take the declared argument dtype;
+numpy values keep theirs and must match the declared type. Inputs are never mutated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.ir import Definition
+from shax.primitives import Arg
+from shax.printing import show_binding
+from shax.rules import rule_for
+from shax.tracer import Tracer
+from shax.types import TensorType
+
+
+def evaluate(defn: Definition, *args: Any) -> list[Any]:
+    """The values of `defn`'s outputs on `args`, one list entry per output."""
+    if len(args) != len(defn.arg_types):
+        expected = ", ".join(map(str, defn.arg_types))
+        raise ShaxTypeError(f"evaluate: {defn.name} takes {len(defn.arg_types)} argument(s) ({expected}), got {len(args)}")
+    values = [check_argument(f"evaluate: argument {k} of {defn.name}", t, a) for k, (t, a) in enumerate(zip(defn.arg_types, args))]
+    env: dict[int, Any] = {}  # var id -> its value
+    for binding in defn.bindings:
+        prim = binding.prim
+        if isinstance(prim, Arg):
+            env[binding.var.id] = values[prim.index]
+            continue
+        try:
+            operands = [env[a.id] for a in binding.args]
+            env[binding.var.id] = rule_for("eval", prim)(prim, *operands)
+        except KeyError:
+            unbound = ", ".join(f"x{a.id}" for a in binding.args if a.id not in env)
+            raise at(ShaxValueError(f"evaluate: in `{show_binding(binding)}`: {unbound} used before being bound"), binding.source) from None
+        except ShaxError as error:
+            raise at(type(error)(f"evaluate: in `{show_binding(binding)}`: {error}"), binding.source) from None
+        except (ValueError, TypeError, IndexError) as error:
+            message = f"evaluate: in `{show_binding(binding)}` of {defn.name}: {type(error).__name__}: {error}"
+            raise at(ShaxTypeError(message), binding.source) from error
+    missing = [f"x{v.id}" for v in defn.outputs if v.id not in env]
+    if missing:
+        raise ShaxValueError(f"evaluate: {defn.name} returns {', '.join(missing)}, never bound")
+    return [env[v.id] for v in defn.outputs]
+
+
+def check_argument(what: str, declared: TensorType, value: Any) -> Any:
+    """`value` as an argument of type `declared`: tracers and arrays must match it,
+    Python numbers are weakly typed and take its dtype."""
+    if isinstance(value, Tracer):
+        given = value.type
+    elif isinstance(value, (bool, int, float)) and declared.shape == ():
+        return np.asarray(value, declared.dtype.numpy)
+    elif isinstance(value, (np.ndarray, np.generic, bool, int, float)):
+        given = TensorType.of(value)
+    else:
+        raise ShaxTypeError(f"{what} must be a tensor of type {declared}, got a {type(value).__name__}")
+    if given != declared:
+        raise ShaxTypeError(f"{what} has type {given}, but {declared} was declared")
+    return value

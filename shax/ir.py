@@ -1,0 +1,92 @@
+"""The typed let-IR. Definitions are values: stages return new ones and never mutate.
+
+    def medium(arg0 :: f32[6], arg1 :: f32[2, 2]) =
+      let x0 :: f32[6] = arg0
+          ...
+      in [x14]
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+from shax.types import TensorType
+
+if TYPE_CHECKING:
+    from shax.primitives.base import Primitive
+
+
+@attrs.frozen(repr=False)
+class Var:
+    """Variable `x{id}`; its type is known after type inference. Equality is by id."""
+
+    id: int
+    type: TensorType | None = attrs.field(default=None, eq=False)
+
+    def __repr__(self) -> str:
+        return f"x{self.id}" if self.type is None else f"x{self.id} :: {self.type}"
+
+
+@attrs.frozen(repr=False)
+class Binding:
+    """`var = prim args`; `source` is the user's file:line that wrote the operation."""
+
+    var: Var
+    prim: Primitive
+    args: tuple[Var, ...]
+    source: str | None = attrs.field(default=None, eq=False)
+
+    def __repr__(self) -> str:
+        from shax.printing import show_binding
+
+        return show_binding(self)
+
+
+@attrs.frozen(repr=False)
+class Definition:
+    """A named function: argument types, bindings in dependency order, returned vars.
+
+    Arguments enter through `arg{k}` bindings, as in the original's printout."""
+
+    name: str
+    arg_types: tuple[TensorType, ...]
+    bindings: tuple[Binding, ...]
+    outputs: tuple[Var, ...]
+
+    @property
+    def is_typed(self) -> bool:
+        return all(b.var.type is not None for b in self.bindings)
+
+    def output_types(self) -> tuple[TensorType, ...]:
+        """The types of the returned vars (the definition must be typed)."""
+        types = {b.var.id: b.var.type for b in self.bindings}
+        return tuple(types[v.id] for v in self.outputs)  # type: ignore[misc]
+
+    def with_output_types(self) -> Definition:
+        """The same definition with its returned vars annotated (`in [x5 :: f32[]]`)."""
+        types = {b.var.id: b.var.type for b in self.bindings}
+        return attrs.evolve(self, outputs=tuple(Var(v.id, types.get(v.id)) for v in self.outputs))
+
+    def __str__(self) -> str:
+        from shax.printing import show_definition
+
+        return show_definition(self)
+
+    __repr__ = __str__
+
+
+@attrs.frozen(repr=False)
+class LinearizedDefinition:
+    """The primal returns outputs then `num_residuals` residuals; the linear
+    definition takes one tangent per primal argument, then the residuals."""
+
+    primal: Definition
+    linear: Definition
+    num_residuals: int
+
+    def __str__(self) -> str:
+        return f"{self.primal}\n{self.linear}"
+
+    __repr__ = __str__

@@ -1,0 +1,46 @@
+"""Find the user's file and line: the innermost frame outside shax and typeclasses.
+
+Tracing calls this once per operation, so the check per frame is cached by code object.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from types import CodeType
+
+import typeclasses
+
+_INTERNAL_DIRS = tuple(
+    os.path.dirname(os.path.abspath(module_file)) + os.sep
+    for module_file in (typeclasses.__file__, os.path.join(os.path.dirname(__file__), "__init__.py"))
+)
+# Frames from these are library frames too: typeguard's instrumentation and attrs.
+_LIBRARY_PARTS = (os.sep + "typeguard" + os.sep, os.sep + "attr" + os.sep, "<attrs generated")
+_internal: dict[CodeType, bool] = {}
+
+
+def _is_internal(code: CodeType) -> bool:
+    try:
+        return _internal[code]
+    except KeyError:
+        name = code.co_filename
+        result = name.startswith(_INTERNAL_DIRS) or any(p in name for p in _LIBRARY_PARTS)
+        _internal[code] = result
+        return result
+
+
+def user_location() -> tuple[str, int] | None:
+    """(filename, line) of the innermost user frame, or None if there is none."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if not _is_internal(frame.f_code):
+            return frame.f_code.co_filename, frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
+def show_location(location: tuple[str, int] | None) -> str | None:
+    if location is None:
+        return None
+    return f"{location[0]}:{location[1]}"

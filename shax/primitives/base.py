@@ -1,0 +1,109 @@
+"""What every primitive is: a frozen attrs class with a printed `name`, its
+`linearity`, and its static parameters as typed fields. Also the two structural
+primitives, `arg{k}` (read an argument) and constants (`fromList [2] [1.0,2.0]`).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+
+from shax.errors import ShaxTypeError, ShaxValueError
+from shax.rules import eval_rule, type_rule
+from shax.types import TensorType
+
+
+class Linearity(enum.Enum):
+    LINEAR = "linear"  # f(a·u + b·v) = a·f(u) + b·f(v) in its one operand
+    BILINEAR = "bilinear"  # linear in each operand separately (mul, dot_general)
+    NONLINEAR = "nonlinear"
+    NON_DIFFERENTIABLE = "non-differentiable"  # zero tangent (eq, constants)
+
+
+@attrs.frozen
+class Primitive:
+    name: ClassVar[str]
+    linearity: ClassVar[Linearity]
+    arity: ClassVar[int]  # number of operands
+    # Structural primitives are handled by each stage itself, not through rule tables.
+    structural: ClassVar[bool] = False
+
+    def cons_key(self) -> Any:
+        """What identifies this operation for hash-consing and CSE."""
+        return self
+
+    def fail(self, message: str, *operand_types: TensorType, error: type = ShaxTypeError) -> Exception:
+        """An error naming this primitive and its operand types."""
+        operands = ", ".join(map(str, operand_types))
+        return error(f"{self.name}: {message}" + (f" (operands: {operands})" if operand_types else ""))
+
+
+def ints(values: Any) -> tuple[int, ...]:
+    """A static parameter that is a list of ints, as a tuple."""
+    try:
+        items = tuple(values)
+    except TypeError:
+        raise ShaxValueError(f"expected a list of ints, got {values!r}") from None
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in items):
+        raise ShaxValueError(f"expected a list of ints, got {values!r}")
+    return tuple(int(v) for v in items)
+
+
+def int_pairs(values: Sequence[Any]) -> tuple[tuple[int, int], ...]:
+    try:
+        pairs = tuple(ints(p) for p in values)
+    except (ShaxValueError, TypeError):
+        raise ShaxValueError(f"expected a list of (lo, hi) int pairs, got {values!r}") from None
+    if not all(len(p) == 2 for p in pairs):
+        raise ShaxValueError(f"expected a list of (lo, hi) int pairs, got {values!r}")
+    return pairs  # type: ignore[return-value]
+
+
+@attrs.frozen
+class Arg(Primitive):
+    """`x0 = arg0`: the value of argument `index`."""
+
+    name: ClassVar[str] = "arg"
+    linearity: ClassVar[Linearity] = Linearity.LINEAR
+    arity: ClassVar[int] = 0
+    structural: ClassVar[bool] = True
+    index: int
+
+
+def _frozen_array(value: Any) -> np.ndarray:
+    array = np.array(value)
+    array.flags.writeable = False
+    return array
+
+
+# Constants up to this many elements are compared by value (hash-consing, CSE) and printed.
+SMALL_CONSTANT = 16
+
+
+@attrs.frozen(eq=False)
+class Constant(Primitive):
+    """A literal array, printed like the original: `fromList [] [2.0]`."""
+
+    name: ClassVar[str] = "fromList"
+    linearity: ClassVar[Linearity] = Linearity.NON_DIFFERENTIABLE
+    arity: ClassVar[int] = 0
+    value: np.ndarray = attrs.field(converter=_frozen_array)
+
+    def cons_key(self) -> Any:
+        if self.value.size > SMALL_CONSTANT:
+            return self
+        return (Constant, self.value.dtype.str, self.value.shape, self.value.tobytes())
+
+
+@type_rule(Constant)
+def _constant_type(prim: Constant) -> TensorType:
+    return TensorType.of(prim.value)
+
+
+@eval_rule(Constant)
+def _constant_eval(prim: Constant) -> np.ndarray:
+    return prim.value

@@ -1,0 +1,67 @@
+"""`dot_general`, bilinear: contract and batch axes of two tensors (XLA semantics).
+
+Printed `dot` when its dimension numbers are the plain matrix product ([1] [0] [] []),
+as in the original, and `dot_general [2] [1] [0] [0]` otherwise."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+
+import typeclasses as tc
+from shax.errors import ShaxValueError
+from shax.primitives.base import Linearity, Primitive, ints
+from shax.rules import eval_rule, type_rule
+from shax.types import TensorType, bool_
+
+
+@attrs.frozen
+class DotGeneral(Primitive):
+    name: ClassVar[str] = "dot_general"
+    linearity: ClassVar[Linearity] = Linearity.BILINEAR
+    arity: ClassVar[int] = 2
+    lhs_contracting: tuple[int, ...] = attrs.field(converter=ints)
+    rhs_contracting: tuple[int, ...] = attrs.field(converter=ints)
+    lhs_batch: tuple[int, ...] = attrs.field(converter=ints)
+    rhs_batch: tuple[int, ...] = attrs.field(converter=ints)
+
+    @property
+    def dims(self) -> tuple[tuple[int, ...], ...]:
+        return (self.lhs_contracting, self.rhs_contracting, self.lhs_batch, self.rhs_batch)
+
+    @property
+    def is_matrix_product(self) -> bool:
+        return self.dims == ((1,), (0,), (), ())
+
+
+def free_axes(rank: int, contracting: tuple[int, ...], batch: tuple[int, ...]) -> list[int]:
+    return [a for a in range(rank) if a not in contracting and a not in batch]
+
+
+@type_rule(DotGeneral)
+def _dot_general_type(prim: DotGeneral, x: TensorType, y: TensorType) -> TensorType:
+    lc, rc, lb, rb = prim.dims
+    for side, t, axes in (("lhs", x, lc + lb), ("rhs", y, rc + rb)):
+        if len(set(axes)) != len(axes) or any(not 0 <= a < t.rank for a in axes):
+            message = f"{side} contracting and batch axes {list(axes)} must be distinct axes of rank {t.rank}"
+            raise prim.fail(message, x, y, error=ShaxValueError)
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise prim.fail(f"dimension numbers {[list(d) for d in prim.dims]} do not pair up", x, y, error=ShaxValueError)
+    if x.dtype != y.dtype or x.dtype == bool_:
+        raise prim.fail("operands need the same numeric dtype", x, y)
+    for kind, left, right in (("contracting", lc, rc), ("batch", lb, rb)):
+        for a, b in zip(left, right):
+            if x.shape[a] != y.shape[b]:
+                raise prim.fail(f"{kind} axes lhs {a} and rhs {b} differ in size", x, y)
+    shape = (
+        *(x.shape[a] for a in lb),
+        *(x.shape[a] for a in free_axes(x.rank, lc, lb)),
+        *(y.shape[a] for a in free_axes(y.rank, rc, rb)),
+    )
+    return x.with_shape(shape)
+
+
+@eval_rule(DotGeneral)
+def _dot_general_eval(prim: DotGeneral, x: Any, y: Any) -> Any:
+    return tc.dot_general(x, y, prim.dims)

@@ -1,0 +1,158 @@
+"""Shape primitives, all linear: reshape, broadcast, transpose, slice, pad, reduce_sum.
+Semantics follow numpy and XLA (DESIGN §8)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+
+import typeclasses as tc
+from shax.errors import ShaxValueError
+from shax.primitives.base import Linearity, Primitive, int_pairs, ints
+from shax.rules import eval_rule, type_rule
+from shax.types import TensorType
+
+L = Linearity.LINEAR
+
+
+@attrs.frozen
+class Reshape(Primitive):
+    name, linearity, arity = "reshape", L, 1
+    shape: tuple[int, ...] = attrs.field(converter=ints)
+
+
+@type_rule(Reshape)
+def _reshape_type(prim: Reshape, x: TensorType) -> TensorType:
+    out = x.with_shape(prim.shape)
+    if out.size != x.size:
+        raise prim.fail(f"cannot reshape {x.size} elements to {list(prim.shape)}", x)
+    return out
+
+
+@eval_rule(Reshape)
+def _reshape_eval(prim: Reshape, x: Any) -> Any:
+    return tc.reshape(x, prim.shape)
+
+
+@attrs.frozen
+class Broadcast(Primitive):
+    """Input axis i becomes output axis dims[i]; a size-1 input axis may stretch."""
+
+    name, linearity, arity = "broadcast", L, 1
+    dims: tuple[int, ...] = attrs.field(converter=ints)
+    shape: tuple[int, ...] = attrs.field(converter=ints)
+
+
+@type_rule(Broadcast)
+def _broadcast_type(prim: Broadcast, x: TensorType) -> TensorType:
+    dims, shape = prim.dims, prim.shape
+    if len(dims) != x.rank:
+        raise prim.fail(f"needs one output axis per input axis, got dims {list(dims)}", x)
+    if any(not 0 <= d < len(shape) for d in dims) or any(a >= b for a, b in zip(dims, dims[1:])):
+        raise prim.fail(f"dims {list(dims)} must increase strictly within rank {len(shape)}", x)
+    for axis, d in enumerate(dims):
+        if x.shape[axis] not in (1, shape[d]):
+            raise prim.fail(f"input axis {axis} of size {x.shape[axis]} cannot become size {shape[d]}", x)
+    return x.with_shape(shape)
+
+
+@eval_rule(Broadcast)
+def _broadcast_eval(prim: Broadcast, x: Any) -> Any:
+    return tc.broadcast(x, prim.dims, prim.shape)
+
+
+def check_permutation(prim: Primitive, axes: tuple[int, ...], rank: int, x: TensorType) -> None:
+    if sorted(axes) != list(range(rank)):
+        raise prim.fail(f"{list(axes)} is not a permutation of the {rank} axes", x, error=ShaxValueError)
+
+
+@attrs.frozen
+class Transpose(Primitive):
+    """Output axis i is input axis perm[i]."""
+
+    name, linearity, arity = "transpose", L, 1
+    perm: tuple[int, ...] = attrs.field(converter=ints)
+
+
+@type_rule(Transpose)
+def _transpose_type(prim: Transpose, x: TensorType) -> TensorType:
+    check_permutation(prim, prim.perm, x.rank, x)
+    return x.with_shape(tuple(x.shape[p] for p in prim.perm))
+
+
+@eval_rule(Transpose)
+def _transpose_eval(prim: Transpose, x: Any) -> Any:
+    return tc.transpose(x, prim.perm)
+
+
+@attrs.frozen
+class Slice(Primitive):
+    """Elements start[i] <= j < end[i] along each axis i (no strides)."""
+
+    name, linearity, arity = "slice", L, 1
+    start: tuple[int, ...] = attrs.field(converter=ints)
+    end: tuple[int, ...] = attrs.field(converter=ints)
+
+
+@type_rule(Slice)
+def _slice_type(prim: Slice, x: TensorType) -> TensorType:
+    if not len(prim.start) == len(prim.end) == x.rank:
+        raise prim.fail(f"start {list(prim.start)} and end {list(prim.end)} need one entry per axis", x)
+    for axis, (s, e, n) in enumerate(zip(prim.start, prim.end, x.shape)):
+        if not 0 <= s <= e <= n:
+            raise prim.fail(f"[{s}, {e}) is out of range for axis {axis} of size {n}", x, error=ShaxValueError)
+    return x.with_shape(tuple(e - s for s, e in zip(prim.start, prim.end)))
+
+
+@eval_rule(Slice)
+def _slice_eval(prim: Slice, x: Any) -> Any:
+    return tc.slice(x, prim.start, prim.end)
+
+
+@attrs.frozen
+class Pad(Primitive):
+    """lohi[i] = (elements before, elements after) along axis i, filled with `value`.
+
+    Linear in its operand when value is 0 (the only padding linearize/transpose emit)."""
+
+    name, linearity, arity = "pad", L, 1
+    lohi: tuple[tuple[int, int], ...] = attrs.field(converter=int_pairs)
+    value: float = attrs.field(converter=float)
+
+
+@type_rule(Pad)
+def _pad_type(prim: Pad, x: TensorType) -> TensorType:
+    if len(prim.lohi) != x.rank:
+        raise prim.fail(f"needs one (lo, hi) pair per axis, got {list(prim.lohi)}", x)
+    if any(lo < 0 or hi < 0 for lo, hi in prim.lohi):
+        raise prim.fail(f"padding {list(prim.lohi)} must be non-negative", x, error=ShaxValueError)
+    return x.with_shape(tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, prim.lohi)))
+
+
+@eval_rule(Pad)
+def _pad_eval(prim: Pad, x: Any) -> Any:
+    return tc.pad(x, prim.lohi, prim.value)
+
+
+@attrs.frozen
+class ReduceSum(Primitive):
+    """Sum over `axes`, which disappear from the shape."""
+
+    name, linearity, arity = "reduce_sum", L, 1
+    axes: tuple[int, ...] = attrs.field(converter=ints)
+
+
+@type_rule(ReduceSum)
+def _reduce_sum_type(prim: ReduceSum, x: TensorType) -> TensorType:
+    axes = prim.axes
+    if len(set(axes)) != len(axes) or any(not 0 <= a < x.rank for a in axes):
+        raise prim.fail(f"axes {list(axes)} must be distinct axes of a rank-{x.rank} tensor", x, error=ShaxValueError)
+    if x.dtype.name == "bool":
+        raise prim.fail("cannot sum bool", x)
+    return x.with_shape(tuple(n for a, n in enumerate(x.shape) if a not in axes))
+
+
+@eval_rule(ReduceSum)
+def _reduce_sum_eval(prim: ReduceSum, x: Any) -> Any:
+    return tc.reduce_sum(x, prim.axes)

@@ -1,0 +1,109 @@
+"""All printing: the original's format, Haskell `show` style.
+
+    def medium(arg0 :: f32[6],        <- the original prints ", " after each argument
+               arg1 :: f32[2, 2]) =
+      let x0 :: f32[6] = arg0
+          x1 :: f32[2, 6] = broadcast [1] [2,6] x0
+      in [x14]
+
+Types print `f32[2, 6]`; static parameters print like Haskell's `show`: `[2,6]`,
+`[(1,0),(0,0)]`, `0.0`; constants print `fromList [] [2.0]`, elided when large.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from shax.ir import Binding, Definition, Var
+from shax.primitives import SMALL_CONSTANT, Arg, Constant, DotGeneral, Primitive
+
+
+def show_float(x: Any) -> str:
+    """Haskell's `show` for a float: shortest round-trip digits, fixed notation
+    for 0.1 <= |x| < 10^7, else `d.ddde-2`."""
+    value = np.asarray(x)
+    if not np.issubdtype(value.dtype, np.floating):
+        value = value.astype(np.float64)
+    v = value.item() if value.dtype == np.float64 else np.float32(value)
+    if np.isnan(v):
+        return "NaN"
+    if np.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    sign = "-" if np.signbit(v) else ""
+    if v == 0:
+        return sign + "0.0"
+    mantissa, exponent = np.format_float_scientific(abs(v), unique=True, trim="-").split("e")
+    digits = mantissa.replace(".", "")
+    e = int(exponent) + 1  # value = 0.digits * 10^e, as in Haskell's floatToDigits
+    if e < 0 or e > 7:
+        return f"{sign}{digits[0]}.{digits[1:] or '0'}e{e - 1}"
+    if e == 0:
+        return f"{sign}0.{digits}"
+    whole = digits[:e].ljust(e, "0")
+    return f"{sign}{whole}.{digits[e:] or '0'}"
+
+
+def show_scalar(x: Any) -> str:
+    if isinstance(x, (bool, np.bool_)):
+        return "True" if x else "False"
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    return show_float(x)
+
+
+def show_list(items: Any) -> str:
+    """Haskell's `show` for a list: `[1,2]`, or of pairs `[(1,0),(0,0)]`."""
+    return "[" + ",".join(_show_item(item) for item in items) + "]"
+
+
+def _show_item(item: Any) -> str:
+    if isinstance(item, tuple):
+        return "(" + ",".join(show_scalar(v) for v in item) + ")"
+    return show_scalar(item)
+
+
+def show_param(value: Any) -> str:
+    return show_list(value) if isinstance(value, tuple) else show_scalar(value)
+
+
+def show_array(value: np.ndarray) -> str:
+    """`fromList [2,2] [1.0,2.0,3.0,4.0]`, as the original shows arrays."""
+    shape = show_list(value.shape)
+    if value.size > SMALL_CONSTANT:
+        return f"fromList {shape} [...]"
+    return f"fromList {shape} [" + ",".join(show_scalar(v) for v in value.reshape(-1)) + "]"
+
+
+def show_primitive(prim: Primitive) -> str:
+    """The operation with its static parameters, e.g. `broadcast [1] [2,6]`."""
+    if isinstance(prim, Arg):
+        return f"arg{prim.index}"
+    if isinstance(prim, Constant):
+        return show_array(prim.value)
+    if isinstance(prim, DotGeneral) and prim.is_matrix_product:
+        return "dot"
+    params = [show_param(getattr(prim, field.name)) for field in attrs.fields(type(prim))]
+    return " ".join([prim.name, *params])
+
+
+def show_var(var: Var) -> str:
+    return f"x{var.id}" if var.type is None else f"x{var.id} :: {var.type}"
+
+
+def show_binding(binding: Binding) -> str:
+    operation = [show_primitive(binding.prim), *(f"x{a.id}" for a in binding.args)]
+    return f"{show_var(binding.var)} = {' '.join(operation)}"
+
+
+def show_definition(defn: Definition) -> str:
+    header = f"def {defn.name}("
+    indent = " " * len(header)
+    args = [f"arg{k} :: {t}" for k, t in enumerate(defn.arg_types)]
+    lines = [header + ", \n".join(args).replace("\n", "\n" + indent) + ") ="]
+    bindings = [show_binding(b) for b in defn.bindings]
+    lines.extend(("  let " if k == 0 else "      ") + text for k, text in enumerate(bindings))
+    lines.append("  in [" + ", ".join(show_var(v) for v in defn.outputs) + "]")
+    return "\n".join(lines)

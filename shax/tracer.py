@@ -1,0 +1,366 @@
+"""Tracers: the typeclass instance that records operations instead of running them.
+
+Each tracer is a node of an expression DAG: a primitive, its operand tracers, its
+type (computed eagerly by the type rules, so a shape error points at the user's
+line) and the user's file:line. Nodes are hash-consed when created, so the same
+operation on the same operands is the same node: implicit sharing is found here,
+explicit sharing is object identity (Kiselyov). `shax.sharing` turns the DAG into
+let-bindings.
+
+Traces nest: each has a level, and a typeclass function runs in the trace of its
+highest-level operand. Values from an enclosing trace are captured as extra
+arguments of the inner one (constants of the inner transform).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, NoReturn
+
+import numpy as np
+
+import typeclasses as tc
+from shax import primitives as P
+from shax.errors import ShaxError, ShaxTypeError, at
+from shax.location import show_location, user_location
+from shax.rules import type_rules
+from shax.types import DType, TensorType, bool_, dtype_of_numpy, f32, i32
+
+
+class Trace:
+    """One tracing context: its level, its hash-consing table, its arguments."""
+
+    def __init__(self, level: int, arg_types: Sequence[TensorType]) -> None:
+        self.level = level
+        self.active = True
+        # (primitive's cons key, operand ids) -> the node for that operation
+        self.table: dict[tuple[Any, ...], Tracer] = {}
+        self.args = [self.node(P.Arg(k), (), t, None) for k, t in enumerate(arg_types)]
+        # Tracers of enclosing traces used here, each read through an extra argument.
+        self.captured: list[Tracer] = []
+        self._captured_nodes: dict[int, Tracer] = {}
+
+    def node(self, prim: P.Primitive, args: tuple[Tracer, ...], type: TensorType, source: str | None) -> Tracer:
+        node = Tracer(self, prim, args, type, source)
+        self.table[(prim.cons_key(), *map(id, args))] = node
+        return node
+
+    def capture(self, outer: Tracer) -> Tracer:
+        node = self._captured_nodes.get(id(outer))
+        if node is None:
+            index = len(self.args) + len(self.captured)
+            node = self.node(P.Arg(index), (), outer.type, None)
+            self.captured.append(outer)
+            self._captured_nodes[id(outer)] = node
+        return node
+
+
+_stack: list[Trace] = []
+
+
+@contextmanager
+def new_trace(arg_types: Sequence[TensorType]) -> Iterator[Trace]:
+    trace = Trace(len(_stack) + 1, arg_types)
+    _stack.append(trace)
+    try:
+        yield trace
+    finally:
+        _stack.pop()
+        trace.active = False
+
+
+class Tracer:
+    __slots__ = ("trace", "prim", "args", "type", "source")
+    # Make `ndarray * tracer` defer to the tracer's reflected operators.
+    __array_ufunc__ = None
+
+    def __init__(
+        self, trace: Trace, prim: P.Primitive, args: tuple[Tracer, ...], type: TensorType, source: str | None
+    ) -> None:
+        self.trace = trace
+        self.prim = prim
+        self.args = args
+        self.type = type
+        self.source = source
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.type.shape
+
+    @property
+    def dtype(self) -> DType:
+        return self.type.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.type.rank
+
+    def __repr__(self) -> str:
+        return f"Tracer({self.type})"
+
+    def __add__(self, other: Any) -> Any:
+        return tc.add(self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        return tc.add(other, self)
+
+    def __sub__(self, other: Any) -> Any:
+        return tc.sub(self, other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return tc.sub(other, self)
+
+    def __mul__(self, other: Any) -> Any:
+        return tc.mul(self, other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return tc.mul(other, self)
+
+    def __truediv__(self, other: Any) -> Any:
+        return tc.div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return tc.div(other, self)
+
+    def __pow__(self, other: Any) -> Any:
+        return tc.pow(self, other)
+
+    def __rpow__(self, other: Any) -> Any:
+        return tc.pow(other, self)
+
+    def __matmul__(self, other: Any) -> Any:
+        return tc.dot(self, other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return tc.dot(other, self)
+
+    def __neg__(self) -> Any:
+        return tc.neg(self)
+
+    def __pos__(self) -> Any:
+        return self
+
+    def __abs__(self) -> Any:
+        return tc.abs(self)
+
+    def _concrete(self, what: str) -> NoReturn:
+        where = show_location(user_location())
+        raise at(
+            ShaxTypeError(
+                f"{what} needs a concrete value, but this is a traced {self.type}; "
+                "use select/min/max instead of Python control flow on traced values"
+            ),
+            where,
+        )
+
+    def __bool__(self) -> bool:
+        self._concrete("bool()")
+
+    def __float__(self) -> float:
+        self._concrete("float()")
+
+    def __int__(self) -> int:
+        self._concrete("int()")
+
+    def __index__(self) -> int:
+        self._concrete("using a tensor as an index")
+
+    def __len__(self) -> int:
+        self._concrete("len()")
+
+    def __iter__(self) -> Iterator[Any]:
+        self._concrete("iterating")
+
+    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        self._concrete("converting to a numpy array")
+
+
+def _weak_dtype(value: Any, reference: DType | None, op: str) -> DType:
+    """The dtype of a Python number next to a tensor of dtype `reference`:
+    numbers are weakly typed, so `x * 2` keeps x's dtype (floats default to f32)."""
+    if isinstance(value, bool):
+        return bool_
+    if reference is None or reference == bool_:
+        return f32 if isinstance(value, float) else i32
+    if isinstance(value, float) and not reference.is_float:
+        raise ShaxTypeError(f"{op}: cannot combine the Python float {value} with a {reference.name} tensor")
+    return reference
+
+
+def _reference_dtype(operands: Sequence[Any]) -> DType | None:
+    """The dtype weak numbers adopt: the first non-bool tensor operand's, else any tensor's."""
+    dtypes = [
+        o.type.dtype if isinstance(o, Tracer) else dtype_of_numpy(o.dtype)
+        for o in operands
+        if isinstance(o, (Tracer, np.ndarray, np.generic))
+    ]
+    return next((d for d in dtypes if d != bool_), dtypes[0] if dtypes else None)
+
+
+def lift(trace: Trace, value: Any, reference: DType | None, op: str) -> Tracer:
+    """`value` as a node of `trace`: its own tracer, a captured outer tracer, or a constant."""
+    if isinstance(value, Tracer):
+        if value.trace is trace:
+            return value
+        if not value.trace.active:
+            raise ShaxTypeError(
+                f"{op}: a tracer of type {value.type} escaped the function that was traced "
+                f"(created at {value.source or 'an argument'}); return it instead of storing it"
+            )
+        return trace.capture(value)
+    if isinstance(value, (bool, int, float)):
+        value = np.asarray(value, _weak_dtype(value, reference, op).numpy)
+    elif isinstance(value, (np.ndarray, np.generic)):
+        dtype_of_numpy(value.dtype)
+    else:
+        raise ShaxTypeError(f"{op}: cannot use a {type(value).__name__} as a tensor")
+    return emit(trace, P.Constant(value), ())
+
+
+def emit(trace: Trace, prim: P.Primitive, args: tuple[Tracer, ...]) -> Tracer:
+    """The node for `prim` on `args`: an existing one (hash-consing) or a new, typed one."""
+    found = trace.table.get((prim.cons_key(), *map(id, args)))
+    if found is not None:
+        return found
+    source = show_location(user_location())
+    try:
+        result_type = type_rules[type(prim)](prim, *(a.type for a in args))
+    except ShaxError as error:
+        raise at(error, source) from None
+    return trace.node(prim, args, result_type, source)
+
+
+def _innermost_trace(operands: Sequence[Any]) -> Trace:
+    return max((o.trace for o in operands if isinstance(o, Tracer)), key=lambda t: t.level)
+
+
+def apply(prim: P.Primitive, *operands: Any) -> Tracer:
+    """Record `prim` on operands that may mix tracers, numpy values and numbers."""
+    trace = _innermost_trace(operands)
+    try:
+        reference = _reference_dtype(operands)
+        args = tuple(lift(trace, o, reference, prim.name) for o in operands)
+    except ShaxError as error:
+        raise at(error, show_location(user_location())) from None
+    return emit(trace, prim, args)
+
+
+class TracerInstance(tc.Instance):
+    """The tracer's instance of Floating, Ord and HNP: every method records a primitive."""
+
+    def level(self, value: Any) -> int:
+        return value.trace.level
+
+    def add(self, x: Any, y: Any) -> Any:
+        return apply(P.Add(), x, y)
+
+    def sub(self, x: Any, y: Any) -> Any:
+        return apply(P.Sub(), x, y)
+
+    def mul(self, x: Any, y: Any) -> Any:
+        return apply(P.Mul(), x, y)
+
+    def div(self, x: Any, y: Any) -> Any:
+        return apply(P.Div(), x, y)
+
+    def neg(self, x: Any) -> Any:
+        return apply(P.Neg(), x)
+
+    def abs(self, x: Any) -> Any:
+        return apply(P.Abs(), x)
+
+    def signum(self, x: Any) -> Any:
+        return apply(P.Signum(), x)
+
+    def pow(self, x: Any, y: Any) -> Any:
+        return apply(P.Pow(), x, y)
+
+    def sin(self, x: Any) -> Any:
+        return apply(P.Sin(), x)
+
+    def cos(self, x: Any) -> Any:
+        return apply(P.Cos(), x)
+
+    def tan(self, x: Any) -> Any:
+        return apply(P.Tan(), x)
+
+    def exp(self, x: Any) -> Any:
+        return apply(P.Exp(), x)
+
+    def log(self, x: Any) -> Any:
+        return apply(P.Log(), x)
+
+    def sqrt(self, x: Any) -> Any:
+        return apply(P.Sqrt(), x)
+
+    def tanh(self, x: Any) -> Any:
+        return apply(P.Tanh(), x)
+
+    def min(self, x: Any, y: Any) -> Any:
+        return apply(P.Min(), x, y)
+
+    def max(self, x: Any, y: Any) -> Any:
+        return apply(P.Max(), x, y)
+
+    def eq(self, x: Any, y: Any) -> Any:
+        return apply(P.Eq(), x, y)
+
+    def shape(self, x: Any) -> tuple[int, ...]:
+        return x.type.shape
+
+    def reshape(self, x: Any, shape: Sequence[int]) -> Any:
+        return apply(_static(P.Reshape, "reshape", shape), x)
+
+    def broadcast(self, x: Any, dims: Sequence[int], shape: Sequence[int]) -> Any:
+        return apply(_static(P.Broadcast, "broadcast", dims, shape), x)
+
+    def transpose(self, x: Any, perm: Sequence[int]) -> Any:
+        return apply(_static(P.Transpose, "transpose", perm), x)
+
+    def slice(self, x: Any, start: Sequence[int], end: Sequence[int]) -> Any:
+        return apply(_static(P.Slice, "slice", start, end), x)
+
+    def pad(self, x: Any, lohi: Sequence[tuple[int, int]], value: float) -> Any:
+        return apply(_static(P.Pad, "pad", lohi, value), x)
+
+    def reduce_sum(self, x: Any, axes: Sequence[int]) -> Any:
+        return apply(_static(P.ReduceSum, "reduce_sum", axes), x)
+
+    def dot_general(self, x: Any, y: Any, dims: Any) -> Any:
+        try:
+            lc, rc, lb, rb = dims
+        except (TypeError, ValueError):
+            raise at(
+                ShaxTypeError(f"dot_general: dims must be (lhs_contracting, rhs_contracting, lhs_batch, rhs_batch), got {dims!r}"),
+                show_location(user_location()),
+            ) from None
+        return apply(_static(P.DotGeneral, "dot_general", lc, rc, lb, rb), x, y)
+
+    def select(self, pred: Any, on_true: Any, on_false: Any) -> Any:
+        # A Python number as a branch stands for a tensor of the predicate's shape.
+        if isinstance(pred, Tracer):
+            on_true, on_false = (
+                _fill(pred, b, (on_true, on_false)) if isinstance(b, (bool, int, float)) else b
+                for b in (on_true, on_false)
+            )
+        return apply(P.Select(), pred, on_true, on_false)
+
+
+def _fill(pred: Tracer, number: Any, branches: Sequence[Any]) -> Tracer:
+    scalar = lift(pred.trace, number, _reference_dtype(branches), "select")
+    return emit(pred.trace, P.Broadcast((), pred.shape), (scalar,))
+
+
+def _static(cls: type[P.Primitive], op: str, *params: Any) -> P.Primitive:
+    """Build a primitive from user-given static parameters, naming the op on bad ones."""
+    try:
+        return cls(*params)
+    except ShaxError as error:
+        raise at(type(error)(f"{op}: {error}"), show_location(user_location())) from None
+    except (TypeError, ValueError) as error:
+        raise at(ShaxTypeError(f"{op}: bad static parameters {params!r}: {error}"), show_location(user_location())) from None
+
+
+tracer_instance = TracerInstance()
+tc.register_instance(tracer_instance, Tracer)

@@ -1,0 +1,133 @@
+"""`shax.trace`: run a Python function on tracers and read off an untyped Definition.
+
+Argument types may be pytrees (dicts, lists, tuples) of TensorTypes, flattened to
+the definition's arguments in order. Where the function carries annotations
+(`A = TypeVar("A", bound=Floating)`), typeguard checks its arguments and result
+against them, so a constraint the tracer cannot meet fails with a clear message.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import typeguard
+
+from shax.builder import Builder
+from shax.errors import ShaxError, ShaxTypeError, at
+from shax.ir import Definition
+from shax.pytree import TreeDef, flatten, unflatten
+from shax.sharing import recover_sharing
+from shax.tracer import Tracer, lift, new_trace
+from shax.types import TensorType
+
+
+@attrs.frozen
+class Traced:
+    """A traced function: its definition, how its arguments and results nest, and the
+    enclosing-trace values it captured (read through the arguments after the declared ones)."""
+
+    defn: Definition
+    in_tree: TreeDef
+    out_tree: TreeDef
+    captured: tuple[Tracer, ...]
+
+
+def trace(f: Callable[..., Any], *arg_types: Any, name: str | None = None) -> Definition:
+    """The untyped let-IR of `f` at the given argument types (the "After tracing" stage)."""
+    traced = trace_pytree(f, arg_types, name)
+    if traced.captured:
+        raise at(
+            ShaxTypeError(
+                f"trace: {traced.defn.name} uses {len(traced.captured)} value(s) traced by an enclosing "
+                "trace; pass them as arguments instead"
+            ),
+            function_location(f),
+        )
+    return traced.defn
+
+
+def trace_pytree(f: Callable[..., Any], arg_trees: Sequence[Any], name: str | None = None) -> Traced:
+    """Trace `f` on one tracer per leaf of `arg_trees` (leaves: TensorTypes or their printed form)."""
+    fname = name or function_name(f)
+    leaves, in_tree = flatten(tuple(arg_trees), is_leaf=lambda x: isinstance(x, (TensorType, str)))
+    types = [_as_type(fname, k, leaf) for k, leaf in enumerate(leaves)]
+    with new_trace(types) as current:
+        args = unflatten(in_tree, current.args)
+        _check_call(f, fname, args)
+        result = f(*args)
+        _check_result(f, fname, result)
+        out_leaves, out_tree = flatten(result)
+        try:
+            outputs = [lift(current, leaf, None, "return") for leaf in out_leaves]
+        except ShaxError as error:
+            raise at(type(error)(f"trace: {fname} returned a non-tensor: {error}"), function_location(f)) from None
+    builder = Builder()
+    out_vars = recover_sharing(builder, outputs)
+    defn = builder.build(fname, [*types, *(c.type for c in current.captured)], out_vars)
+    return Traced(defn, in_tree, out_tree, tuple(current.captured))
+
+
+def function_name(f: Callable[..., Any]) -> str:
+    name = getattr(f, "__name__", "f")
+    return name if name.isidentifier() else "f"
+
+
+def function_location(f: Callable[..., Any]) -> str | None:
+    code = getattr(inspect.unwrap(f), "__code__", None)
+    return None if code is None else f"{code.co_filename}:{code.co_firstlineno}"
+
+
+def _as_type(fname: str, k: int, leaf: Any) -> TensorType:
+    if isinstance(leaf, str):
+        return TensorType.parse(leaf)
+    if not isinstance(leaf, TensorType):
+        raise ShaxTypeError(f"trace: argument type {k} of {fname} must be a TensorType like f32[2, 3], got {leaf!r}")
+    return leaf
+
+
+def _hints(f: Callable[..., Any]) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(f)
+    except Exception:  # unresolvable annotations are the user's business, not a tracing error
+        return {}
+
+
+def _check_call(f: Callable[..., Any], fname: str, args: Sequence[Any]) -> None:
+    try:
+        signature = inspect.signature(f)
+    except (TypeError, ValueError):
+        return
+    where = function_location(f)
+    try:
+        bound = signature.bind(*args)
+    except TypeError as error:
+        given = ", ".join(str(a.type) if isinstance(a, Tracer) else type(a).__name__ for a in args)
+        message = f"trace: {fname}{signature} cannot be called with {len(args)} argument(s) ({given}): {error}"
+        raise at(ShaxTypeError(message), where) from None
+    hints = _hints(f)
+    for pname, value in bound.arguments.items():
+        if pname not in hints:
+            continue
+        kind = signature.parameters[pname].kind
+        values = value if kind is inspect.Parameter.VAR_POSITIONAL else (value,)
+        for v in values:
+            _check_annotation(v, hints[pname], f"argument {pname} of {fname}", where)
+
+
+def _check_result(f: Callable[..., Any], fname: str, result: Any) -> None:
+    hints = _hints(f)
+    if "return" in hints:
+        _check_annotation(result, hints["return"], f"the result of {fname}", function_location(f))
+
+
+def _check_annotation(value: Any, hint: Any, what: str, where: str | None) -> None:
+    try:
+        typeguard.check_type(value, hint)
+    except typeguard.TypeCheckError as error:
+        shown = getattr(hint, "__name__", str(hint))
+        message = f"trace: {what} does not satisfy its annotation {shown}: {error}"
+        raise at(ShaxTypeError(message), where) from None

@@ -1,0 +1,81 @@
+"""One small registry that maps value types to typeclass instances.
+
+A typeclass function looks at all of its operands and runs the method of the
+instance with the highest *level*: plain numpy values are level 0, tracers are
+at the depth of their trace. So `2.0 * tracer` and `dot(ndarray, tracer)` both
+reach the tracer's instance, which lifts the constant (like a Haskell literal),
+and an inner trace wins over an outer one.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+
+class Floating(abc.ABC):
+    """Haskell's Num + Fractional + Floating: `+ - * /`, negation, `abs`, `signum`,
+    `**`, and `sin cos tan exp log sqrt tanh` (see `typeclasses.functions`)."""
+
+
+class Ord(abc.ABC):
+    """Elementwise `min` and `max`."""
+
+
+class HNP(abc.ABC):
+    """A numpy-like array API: reshape, broadcast, transpose, slice, pad,
+    reduce_sum, select, dot_general, dot, eq."""
+
+
+class Tensor(Floating, Ord, HNP):
+    """All three at once, for constraints like the original's (HNP a, Ord a, Floating a)."""
+
+
+TYPECLASSES: tuple[type[abc.ABC], ...] = (Floating, Ord, HNP, Tensor)
+
+
+class NoInstanceError(TypeError):
+    """No typeclass instance is registered for an operand's type."""
+
+
+_instances: dict[type, Any] = {}
+_resolved: dict[type, Any] = {}
+
+
+def register_instance(instance: Any, *types: type) -> None:
+    """Declare `instance` (an `Instance`) the typeclass instance for `types`,
+    and make those types members of every typeclass."""
+    for t in types:
+        _instances[t] = instance
+        for typeclass in TYPECLASSES:
+            typeclass.register(t)
+    _resolved.clear()
+
+
+def instance_for_type(t: type) -> Any:
+    """The registered instance for `t` (looked up along its MRO), or None."""
+    try:
+        return _resolved[t]
+    except KeyError:
+        pass
+    found = next((_instances[base] for base in t.__mro__ if base in _instances), None)
+    _resolved[t] = found
+    return found
+
+
+def pick(function: str, *operands: Any) -> Any:
+    """The instance that runs `function` on `operands`: the one of highest level."""
+    best = None
+    best_level = -1
+    for operand in operands:
+        instance = instance_for_type(type(operand))
+        if instance is None:
+            kinds = ", ".join(type(o).__name__ for o in operands)
+            raise NoInstanceError(
+                f"{function}: no typeclass instance for {type(operand).__name__} "
+                f"(operands: {kinds}); expected numpy arrays, numbers or tracers"
+            )
+        level = instance.level(operand)
+        if level > best_level:
+            best, best_level = instance, level
+    return best

@@ -1,0 +1,166 @@
+"""The typeclass functions users write against, each dispatching on its operands.
+
+Floating: add sub mul div neg abs signum pow sin cos tan exp log sqrt tanh
+          (default methods: sinh cosh log_base)
+Ord:      min max
+HNP:      reshape broadcast transpose slice pad reduce_sum select dot_general eq
+          (default method: dot), and `shape` to ask a value for its shape.
+Static parameters (shapes, axes, dimension numbers) come after the operands.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import TypeVar
+
+from typeclasses.dispatch import HNP, Floating, Ord, pick
+
+F = TypeVar("F", bound=Floating)
+O = TypeVar("O", bound=Ord)
+H = TypeVar("H", bound=HNP)
+
+DotDims = tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]]
+
+
+# Floating ---------------------------------------------------------------------
+
+
+def add(x: F, y: F) -> F:
+    return pick("add", x, y).add(x, y)
+
+
+def sub(x: F, y: F) -> F:
+    return pick("sub", x, y).sub(x, y)
+
+
+def mul(x: F, y: F) -> F:
+    return pick("mul", x, y).mul(x, y)
+
+
+def div(x: F, y: F) -> F:
+    return pick("div", x, y).div(x, y)
+
+
+def neg(x: F) -> F:
+    return pick("neg", x).neg(x)
+
+
+def abs(x: F) -> F:  # noqa: A001 - the Haskell name, as DESIGN §2 asks
+    return pick("abs", x).abs(x)
+
+
+def signum(x: F) -> F:
+    return pick("signum", x).signum(x)
+
+
+def pow(x: F, y: F) -> F:  # noqa: A001
+    return pick("pow", x, y).pow(x, y)
+
+
+def sin(x: F) -> F:
+    return pick("sin", x).sin(x)
+
+
+def cos(x: F) -> F:
+    return pick("cos", x).cos(x)
+
+
+def tan(x: F) -> F:
+    return pick("tan", x).tan(x)
+
+
+def exp(x: F) -> F:
+    return pick("exp", x).exp(x)
+
+
+def log(x: F) -> F:
+    return pick("log", x).log(x)
+
+
+def sqrt(x: F) -> F:
+    return pick("sqrt", x).sqrt(x)
+
+
+def tanh(x: F) -> F:
+    return pick("tanh", x).tanh(x)
+
+
+def sinh(x: F) -> F:
+    return pick("sinh", x).sinh(x)
+
+
+def cosh(x: F) -> F:
+    return pick("cosh", x).cosh(x)
+
+
+def log_base(base: F, x: F) -> F:
+    return pick("log_base", base, x).log_base(base, x)
+
+
+# Ord --------------------------------------------------------------------------
+
+
+def min(x: O, y: O) -> O:  # noqa: A001
+    return pick("min", x, y).min(x, y)
+
+
+def max(x: O, y: O) -> O:  # noqa: A001
+    return pick("max", x, y).max(x, y)
+
+
+# HNP --------------------------------------------------------------------------
+
+
+def shape(x: H) -> tuple[int, ...]:
+    return pick("shape", x).shape(x)
+
+
+def reshape(x: H, shape: Sequence[int]) -> H:
+    return pick("reshape", x).reshape(x, shape)
+
+
+def broadcast(x: H, dims: Sequence[int], shape: Sequence[int]) -> H:
+    """Input axis i becomes output axis dims[i]; a size-1 axis may stretch."""
+    return pick("broadcast", x).broadcast(x, dims, shape)
+
+
+def transpose(x: H, perm: Sequence[int]) -> H:
+    """Output axis i is input axis perm[i]."""
+    return pick("transpose", x).transpose(x, perm)
+
+
+def slice(x: H, start: Sequence[int], end: Sequence[int]) -> H:  # noqa: A001
+    return pick("slice", x).slice(x, start, end)
+
+
+def pad(x: H, lohi: Sequence[tuple[int, int]], value: float) -> H:
+    return pick("pad", x).pad(x, lohi, value)
+
+
+def reduce_sum(x: H, axes: Sequence[int]) -> H:
+    return pick("reduce_sum", x).reduce_sum(x, axes)
+
+
+def select(pred: H, on_true: H, on_false: H) -> H:
+    return pick("select", pred, on_true, on_false).select(pred, on_true, on_false)
+
+
+def dot_general(x: H, y: H, dims: DotDims) -> H:
+    """dims = (lhs_contracting, rhs_contracting, lhs_batch, rhs_batch); the result
+    has the batch axes, then lhs free axes, then rhs free axes (XLA)."""
+    return pick("dot_general", x, y).dot_general(x, y, dims)
+
+
+def dot(x: H, y: H) -> H:
+    return pick("dot", x, y).dot(x, y)
+
+
+def eq(x: H, y: H) -> H:
+    return pick("eq", x, y).eq(x, y)
+
+
+def dot_dims(x_rank: int, y_rank: int) -> DotDims:
+    """numpy's `dot`: contract the last axis of x with the second-to-last of y
+    (the only one, if y is a vector): lhs axis 1 with rhs axis 0 for matrices."""
+    return ((x_rank - 1,), (builtins.max(y_rank - 2, 0),), (), ())

@@ -1,0 +1,36 @@
+"""The base of every typeclass instance, holding the default methods.
+
+Like Haskell's default class methods, a default is written in terms of the
+typeclass functions, so it works for every instance that provides the primitives.
+An instance may override a default (the tracer keeps `dot` as one operation).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typeclasses.functions as tc
+
+
+class Instance:
+    """Subclasses implement every primitive method of Floating, Ord and HNP."""
+
+    def level(self, value: Any) -> int:
+        """How deeply nested the value's interpretation is; 0 for constants."""
+        raise NotImplementedError
+
+    # sinh x = (e^x - e^-x) / 2
+    def sinh(self, x: Any) -> Any:
+        return (tc.exp(x) - tc.exp(tc.neg(x))) * 0.5
+
+    # cosh x = (e^x + e^-x) / 2
+    def cosh(self, x: Any) -> Any:
+        return (tc.exp(x) + tc.exp(tc.neg(x))) * 0.5
+
+    # logBase b x = log x / log b
+    def log_base(self, base: Any, x: Any) -> Any:
+        return tc.div(tc.log(x), tc.log(base))
+
+    # dot = dot_general contracting x's last axis with y's second-to-last (numpy).
+    def dot(self, x: Any, y: Any) -> Any:
+        return tc.dot_general(x, y, tc.dot_dims(len(tc.shape(x)), len(tc.shape(y))))

@@ -1,0 +1,125 @@
+"""The typeclass instance for plain values: numpy arrays, numpy scalars, Python numbers.
+
+Results follow numpy, including NEP 50 weak Python scalars (`f32_array * 2.0`
+stays f32). Reductions keep the input dtype, as the IR's type rules say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from typeclasses.dispatch import register_instance
+from typeclasses.functions import DotDims
+from typeclasses.instance import Instance
+
+
+class NumpyInstance(Instance):
+    def level(self, value: Any) -> int:
+        return 0
+
+    def add(self, x: Any, y: Any) -> Any:
+        return np.add(x, y)
+
+    def sub(self, x: Any, y: Any) -> Any:
+        return np.subtract(x, y)
+
+    def mul(self, x: Any, y: Any) -> Any:
+        return np.multiply(x, y)
+
+    def div(self, x: Any, y: Any) -> Any:
+        return np.divide(x, y)
+
+    def neg(self, x: Any) -> Any:
+        return np.negative(x)
+
+    def abs(self, x: Any) -> Any:
+        return np.abs(x)
+
+    def signum(self, x: Any) -> Any:
+        return np.sign(x)
+
+    def pow(self, x: Any, y: Any) -> Any:
+        return np.power(x, y)
+
+    def sin(self, x: Any) -> Any:
+        return np.sin(x)
+
+    def cos(self, x: Any) -> Any:
+        return np.cos(x)
+
+    def tan(self, x: Any) -> Any:
+        return np.tan(x)
+
+    def exp(self, x: Any) -> Any:
+        return np.exp(x)
+
+    def log(self, x: Any) -> Any:
+        return np.log(x)
+
+    def sqrt(self, x: Any) -> Any:
+        return np.sqrt(x)
+
+    def tanh(self, x: Any) -> Any:
+        return np.tanh(x)
+
+    def min(self, x: Any, y: Any) -> Any:
+        return np.minimum(x, y)
+
+    def max(self, x: Any, y: Any) -> Any:
+        return np.maximum(x, y)
+
+    def shape(self, x: Any) -> tuple[int, ...]:
+        return np.shape(x)
+
+    def reshape(self, x: Any, shape: Sequence[int]) -> Any:
+        return np.reshape(x, tuple(shape))
+
+    def broadcast(self, x: Any, dims: Sequence[int], shape: Sequence[int]) -> Any:
+        # Put input axis i at output axis dims[i], size 1 everywhere else, then stretch.
+        x = np.asarray(x)
+        placed = [1] * len(shape)
+        for axis, size in zip(dims, x.shape):
+            placed[axis] = size
+        return np.broadcast_to(x.reshape(placed), tuple(shape))
+
+    def transpose(self, x: Any, perm: Sequence[int]) -> Any:
+        return np.transpose(x, tuple(perm))
+
+    def slice(self, x: Any, start: Sequence[int], end: Sequence[int]) -> Any:
+        return np.asarray(x)[tuple(slice(s, e) for s, e in zip(start, end))]
+
+    def pad(self, x: Any, lohi: Sequence[tuple[int, int]], value: float) -> Any:
+        x = np.asarray(x)
+        return np.pad(x, [tuple(p) for p in lohi], constant_values=np.asarray(value, x.dtype))
+
+    def reduce_sum(self, x: Any, axes: Sequence[int]) -> Any:
+        x = np.asarray(x)
+        return np.sum(x, axis=tuple(axes), dtype=x.dtype)
+
+    def select(self, pred: Any, on_true: Any, on_false: Any) -> Any:
+        return np.where(pred, on_true, on_false)
+
+    def eq(self, x: Any, y: Any) -> Any:
+        return np.equal(x, y)
+
+    def dot_general(self, x: Any, y: Any, dims: DotDims) -> Any:
+        # Bring x to (batch, free, contracting) and y to (batch, contracting, free),
+        # so one batched matmul computes the result; then restore the free axes.
+        x, y = np.asarray(x), np.asarray(y)
+        lc, rc, lb, rb = (tuple(d) for d in dims)
+        lf = [a for a in range(x.ndim) if a not in lc and a not in lb]
+        rf = [a for a in range(y.ndim) if a not in rc and a not in rb]
+        batch = [x.shape[a] for a in lb]
+        k = int(np.prod([x.shape[a] for a in lc], dtype=np.int64))
+        m = [x.shape[a] for a in lf]
+        n = [y.shape[a] for a in rf]
+        xm = np.transpose(x, (*lb, *lf, *lc)).reshape(*batch, int(np.prod(m, dtype=np.int64)), k)
+        ym = np.transpose(y, (*rb, *rc, *rf)).reshape(*batch, k, int(np.prod(n, dtype=np.int64)))
+        return np.matmul(xm, ym).reshape(*batch, *m, *n)
+
+
+numpy_instance = NumpyInstance()
+register_instance(numpy_instance, np.ndarray, np.generic, float, int, bool)
