@@ -190,6 +190,9 @@ def _weak_dtype(value: Any, reference: DType | None, op: str) -> DType:
 
 def _reference_dtype(operands: Sequence[Any]) -> DType | None:
     """The dtype weak numbers adopt: the first non-bool tensor operand's, else any tensor's."""
+    first = operands[0]
+    if isinstance(first, Tracer) and first.type.dtype != bool_:
+        return first.type.dtype
     dtypes = [
         o.type.dtype if isinstance(o, Tracer) else dtype_of_numpy(o.dtype)
         for o in operands
@@ -232,7 +235,12 @@ def emit(trace: Trace, prim: P.Primitive, args: tuple[Tracer, ...]) -> Tracer:
 
 
 def _innermost_trace(operands: Sequence[Any]) -> Trace:
-    return max((o.trace for o in operands if isinstance(o, Tracer)), key=lambda t: t.level)
+    innermost = None
+    for o in operands:
+        if isinstance(o, Tracer) and (innermost is None or o.trace.level > innermost.level):
+            innermost = o.trace
+    assert innermost is not None, "the tracer instance runs only when an operand is a tracer"
+    return innermost
 
 
 def apply(prim: P.Primitive, *operands: Any) -> Tracer:

@@ -15,10 +15,7 @@ from shax.errors import ShaxTypeError, ShaxValueError
 class DType:
     name: str
     numpy: type[np.generic] = attrs.field(eq=False)
-
-    @property
-    def is_float(self) -> bool:
-        return np.issubdtype(self.numpy, np.floating)
+    is_float: bool = attrs.field(eq=False)
 
     def __getitem__(self, shape: int | tuple[int, ...]) -> TensorType:
         return TensorType(self, shape if isinstance(shape, tuple) else (shape,))
@@ -27,10 +24,10 @@ class DType:
         return self.name
 
 
-f32 = DType("f32", np.float32)
-f64 = DType("f64", np.float64)
-i32 = DType("i32", np.int32)
-bool_ = DType("bool", np.bool_)
+f32 = DType("f32", np.float32, True)
+f64 = DType("f64", np.float64, True)
+i32 = DType("i32", np.int32, False)
+bool_ = DType("bool", np.bool_, False)
 DTYPES: tuple[DType, ...] = (f32, f64, i32, bool_)
 _BY_NAME = {d.name: d for d in DTYPES}
 _BY_NUMPY = {np.dtype(d.numpy): d for d in DTYPES}
@@ -46,6 +43,8 @@ def dtype_of_numpy(dtype: Any) -> DType:
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
+    if type(shape) is tuple and all(type(d) is int and d >= 0 for d in shape):
+        return shape
     try:
         dims = tuple(shape)
     except TypeError:

@@ -132,6 +132,10 @@ class Eq(Binary):
 
 def broadcast_shapes(prim: Primitive, x: TensorType, y: TensorType) -> tuple[int, ...]:
     """numpy's broadcasting of two shapes, or an error naming the operation."""
+    if x.shape == y.shape or not y.shape:
+        return x.shape
+    if not x.shape:
+        return y.shape
     try:
         return tuple(np.broadcast_shapes(x.shape, y.shape))
     except ValueError:
