@@ -1,7 +1,7 @@
 """The `shax` command: print the stages of a function written in a Python file.
 
-    shax trace examples/medium.py:medium "f32[6]" "f32[2,2]"
-    shax types examples/medium.py:medium "f32[6]" "f32[2,2]"
+shax trace examples/medium.py:medium "f32[6]" "f32[2,2]"
+shax types examples/medium.py:medium "f32[6]" "f32[2,2]"
 """
 
 from __future__ import annotations
@@ -36,10 +36,15 @@ def load_function(spec: str) -> Callable[..., Any]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="shax", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="shax", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
-    for command, help in (("trace", "print the untyped IR after tracing"), ("types", "print the IR after type inference")):
-        sub = commands.add_parser(command, help=help)
+    for command, summary in (
+        ("trace", "print the untyped IR after tracing"),
+        ("types", "print the IR after type inference"),
+    ):
+        sub = commands.add_parser(command, help=summary)
         sub.add_argument("function", help="FILE.py:FUNCTION")
         sub.add_argument("types", nargs="*", help='argument types, e.g. "f32[2, 6]"')
     return parser

@@ -25,8 +25,13 @@ def evaluate(defn: Definition, *args: Any) -> list[Any]:
     """The values of `defn`'s outputs on `args`, one list entry per output."""
     if len(args) != len(defn.arg_types):
         expected = ", ".join(map(str, defn.arg_types))
-        raise ShaxTypeError(f"evaluate: {defn.name} takes {len(defn.arg_types)} argument(s) ({expected}), got {len(args)}")
-    values = [check_argument(f"evaluate: argument {k} of {defn.name}", t, a) for k, (t, a) in enumerate(zip(defn.arg_types, args))]
+        raise ShaxTypeError(
+            f"evaluate: {defn.name} takes {len(defn.arg_types)} argument(s) ({expected}), got {len(args)}"
+        )
+    values = [
+        check_argument(f"evaluate: argument {k} of {defn.name}", t, a)
+        for k, (t, a) in enumerate(zip(defn.arg_types, args))
+    ]
     env: dict[int, Any] = {}  # var id -> its value
     for binding in defn.bindings:
         prim = binding.prim
@@ -38,7 +43,10 @@ def evaluate(defn: Definition, *args: Any) -> list[Any]:
             env[binding.var.id] = rule_for("eval", prim)(prim, *operands)
         except KeyError:
             unbound = ", ".join(f"x{a.id}" for a in binding.args if a.id not in env)
-            raise at(ShaxValueError(f"evaluate: in `{show_binding(binding)}`: {unbound} used before being bound"), binding.source) from None
+            raise at(
+                ShaxValueError(f"evaluate: in `{show_binding(binding)}`: {unbound} used before being bound"),
+                binding.source,
+            ) from None
         except ShaxError as error:
             raise at(type(error)(f"evaluate: in `{show_binding(binding)}`: {error}"), binding.source) from None
         except (ValueError, TypeError, IndexError) as error:

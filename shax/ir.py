@@ -1,9 +1,9 @@
 """The typed let-IR. Definitions are values: stages return new ones and never mutate.
 
-    def medium(arg0 :: f32[6], arg1 :: f32[2, 2]) =
-      let x0 :: f32[6] = arg0
-          ...
-      in [x14]
+def medium(arg0 :: f32[6], arg1 :: f32[2, 2]) =
+  let x0 :: f32[6] = arg0
+      ...
+  in [x14]
 """
 
 from __future__ import annotations

@@ -340,7 +340,9 @@ class TracerInstance(tc.Instance):
             lc, rc, lb, rb = dims
         except (TypeError, ValueError):
             raise at(
-                ShaxTypeError(f"dot_general: dims must be (lhs_contracting, rhs_contracting, lhs_batch, rhs_batch), got {dims!r}"),
+                ShaxTypeError(
+                    f"dot_general: dims must be (lhs_contracting, rhs_contracting, lhs_batch, rhs_batch), got {dims!r}"
+                ),
                 show_location(user_location()),
             ) from None
         return apply(_static(P.DotGeneral, "dot_general", lc, rc, lb, rb), x, y)
@@ -367,7 +369,9 @@ def _static(cls: type[P.Primitive], op: str, *params: Any) -> P.Primitive:
     except ShaxError as error:
         raise at(type(error)(f"{op}: {error}"), show_location(user_location())) from None
     except (TypeError, ValueError) as error:
-        raise at(ShaxTypeError(f"{op}: bad static parameters {params!r}: {error}"), show_location(user_location())) from None
+        raise at(
+            ShaxTypeError(f"{op}: bad static parameters {params!r}: {error}"), show_location(user_location())
+        ) from None
 
 
 tracer_instance = TracerInstance()

@@ -17,7 +17,7 @@ from typing import TypeVar
 from typeclasses.dispatch import HNP, Floating, Ord, pick
 
 F = TypeVar("F", bound=Floating)
-O = TypeVar("O", bound=Ord)
+Or = TypeVar("Or", bound=Ord)
 H = TypeVar("H", bound=HNP)
 
 DotDims = tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]]
@@ -101,11 +101,11 @@ def log_base(base: F, x: F) -> F:
 # Ord --------------------------------------------------------------------------
 
 
-def min(x: O, y: O) -> O:  # noqa: A001
+def min(x: Or, y: Or) -> Or:  # noqa: A001
     return pick("min", x, y).min(x, y)
 
 
-def max(x: O, y: O) -> O:  # noqa: A001
+def max(x: Or, y: Or) -> Or:  # noqa: A001
     return pick("max", x, y).max(x, y)
 
 
