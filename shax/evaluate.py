@@ -18,7 +18,7 @@ from shax.primitives import Arg
 from shax.printing import show_binding
 from shax.rules import rule_for
 from shax.tracer import Tracer
-from shax.types import TensorType
+from shax.types import DType, TensorType, bool_
 
 
 def evaluate(defn: Definition, *args: Any) -> list[Any]:
@@ -63,7 +63,7 @@ def check_argument(what: str, declared: TensorType, value: Any) -> Any:
     Python numbers are weakly typed and take its dtype."""
     if isinstance(value, Tracer):
         given = value.type
-    elif isinstance(value, (bool, int, float)) and declared.shape == ():
+    elif isinstance(value, (bool, int, float)) and declared.shape == () and _fits(value, declared.dtype):
         return np.asarray(value, declared.dtype.numpy)
     elif isinstance(value, (np.ndarray, np.generic, bool, int, float)):
         given = TensorType.of(value)
@@ -72,3 +72,10 @@ def check_argument(what: str, declared: TensorType, value: Any) -> Any:
     if given != declared:
         raise ShaxTypeError(f"{what} has type {given}, but {declared} was declared")
     return value
+
+
+def _fits(number: bool | int | float, dtype: DType) -> bool:
+    """Whether a Python number may stand for a scalar of `dtype` (no silent truncation)."""
+    if isinstance(number, bool):
+        return dtype == bool_
+    return dtype.is_float or isinstance(number, int) and dtype != bool_
