@@ -7,7 +7,7 @@
     shax.evaluate(typed, x, y)
 """
 
-from shax import primitives, stages
+from shax import passes, primitives, stages
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError
 from shax.evaluate import evaluate
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
@@ -18,5 +18,5 @@ from shax.types import DType, TensorType, bool_, f32, f64, i32
 __all__ = [
     "Binding", "DType", "Definition", "LinearizedDefinition", "ShaxError", "ShaxTypeError",
     "ShaxValueError", "TensorType", "Tracer", "Var", "bool_", "evaluate", "f32", "f64", "i32",
-    "primitives", "stages", "trace",
+    "passes", "primitives", "stages", "trace",
 ]  # fmt: skip

@@ -1,0 +1,21 @@
+"""Rewrite passes: each a pure function from a typed Definition to a typed Definition,
+renumbered x0, x1, ... (DESIGN §4). Each module states its pass's contract.
+
+    dce, cse, fold_constants, forward_identities, materialize_broadcasts,
+    canonicalize_dot_general, lower_reductions_to_sums_of_slices
+    apply_passes(defn, names), cleanup(defn)
+"""
+
+from shax.passes.canonicalize_dot_general import canonicalize_dot_general
+from shax.passes.cse import cse
+from shax.passes.dce import dce
+from shax.passes.fold_constants import fold_constants
+from shax.passes.forward_identities import forward_identities
+from shax.passes.lower_reductions import lower_reductions_to_sums_of_slices
+from shax.passes.materialize_broadcasts import materialize_broadcasts
+from shax.passes.pipeline import CLEANUP, PASSES, apply_passes, cleanup
+
+__all__ = [
+    "CLEANUP", "PASSES", "apply_passes", "canonicalize_dot_general", "cleanup", "cse", "dce", "fold_constants",
+    "forward_identities", "lower_reductions_to_sums_of_slices", "materialize_broadcasts",
+]  # fmt: skip

@@ -1,0 +1,32 @@
+"""Materialize broadcasts: typed Definition -> typed Definition.
+
+Binary elementwise operations (add sub mul div pow min max eq) broadcast their
+operands like numpy. This pass makes that explicit: an operand whose shape differs
+from the result's becomes `broadcast dims shape x` first (XLA broadcast_in_dim), so
+afterwards both operands of every binary operation have the result's shape. One
+forward sweep: linear time.
+"""
+
+from __future__ import annotations
+
+from shax.builder import Builder
+from shax.ir import Binding, Definition, Var
+from shax.passes.rewrite import emit_typed, keep, rewrite
+from shax.primitives import Binary, Broadcast
+
+
+def materialize_broadcasts(defn: Definition) -> Definition:
+    def materialize(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
+        if not isinstance(binding.prim, Binary):
+            return keep(builder, binding, args)
+        shape = binding.var.type.shape
+        explicit = []
+        for x in args:
+            rank = x.type.rank
+            if x.type.shape != shape:
+                # numpy aligns trailing axes: input axis i is output axis R - r + i; size-1 axes stretch.
+                x = emit_typed(builder, Broadcast(range(len(shape) - rank, len(shape)), shape), (x,), binding.source)
+            explicit.append(x)
+        return builder.emit(binding.prim, explicit, binding.var.type, binding.source)
+
+    return rewrite("materialize_broadcasts", defn, materialize)

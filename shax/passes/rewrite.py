@@ -1,0 +1,69 @@
+"""The walk every pass shares.
+
+`rewrite(pass_name, defn, rule)` first checks that `defn` is typed and well formed
+(raising a ShaxError that names the pass and the binding), then visits the bindings
+in order. The rule maps each binding, given its operands' vars in the output, to
+the output var that holds its value (None for a binding nothing uses any more),
+emitting any new bindings through one Builder: the output is renumbered x0, x1, ...
+in emission order and `xk = argj` bindings stay bindings. One pass over the
+bindings, no recursion: linear time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from shax.builder import Builder
+from shax.errors import ShaxError, ShaxTypeError, at
+from shax.ir import Binding, Definition, Var
+from shax.primitives import Primitive, Reshape
+from shax.printing import show_binding
+from shax.rules import rule_for
+from shax.stages import check_types
+
+# builder, binding, its operands' output vars -> the output var holding its value
+Rule = Callable[[Builder, Binding, tuple[Var, ...]], Var | None]
+
+
+def check_input(pass_name: str, defn: Definition) -> None:
+    """Nothing if `defn` is typed and every annotation agrees with the type rules;
+    else a ShaxError naming `pass_name` and the offending binding."""
+    for binding in defn.bindings:
+        if binding.var.type is None:
+            message = f"{pass_name}: in `{show_binding(binding)}`: untyped binding; run shax.stages.infer_types first"
+            raise at(ShaxTypeError(message), binding.source)
+    try:
+        check_types(defn)
+    except ShaxError as error:
+        raise type(error)(f"{pass_name}: {error}") from None
+
+
+def rewrite(pass_name: str, defn: Definition, rule: Rule, *, hash_cons: bool = False) -> Definition:
+    check_input(pass_name, defn)
+    builder = Builder(hash_cons=hash_cons)
+    new_var: dict[int, Var] = {}  # input var id -> the output var holding its value
+    for binding in defn.bindings:
+        var = rule(builder, binding, tuple(new_var[a.id] for a in binding.args))
+        if var is not None:
+            new_var[binding.var.id] = var
+    # Returned vars keep the input's style: annotated only if they were.
+    outputs = [new_var[v.id] if v.type is not None else Var(new_var[v.id].id) for v in defn.outputs]
+    return builder.build(defn.name, defn.arg_types, outputs)
+
+
+def keep(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
+    """The binding itself, on its operands' output vars."""
+    return builder.emit(binding.prim, args, binding.var.type, binding.source)
+
+
+def emit_typed(builder: Builder, prim: Primitive, args: Sequence[Var], source: str | None) -> Var:
+    """A new binding, typed by its primitive's type rule."""
+    result_type = rule_for("type", prim)(prim, *(a.type for a in args))
+    return builder.emit(prim, args, result_type, source)
+
+
+def reshaped(builder: Builder, x: Var, shape: Sequence[int], source: str | None) -> Var:
+    """`x` reshaped to `shape`, emitting a reshape only when the shape changes."""
+    if x.type is not None and x.type.shape == tuple(shape):
+        return x
+    return emit_typed(builder, Reshape(shape), (x,), source)
