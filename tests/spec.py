@@ -1,0 +1,292 @@
+"""One spec row per primitive: how to reach it from the typeclass surface, at which
+operand shapes and dtypes, and on which values it is safe to evaluate and differentiate.
+
+This is data, not tests. Each stage's tests are driven from the same rows:
+
+    for spec in SPECS.values():
+        for case in spec.cases:
+            for dtype in spec.dtypes:
+                types = spec.arg_types(case, dtype)          # tuple[TensorType, ...]
+                values = spec.sample(case, dtype, rng)       # tuple[np.ndarray, ...]
+                case.apply(*values)                          # numpy
+                shax.trace(case.apply, *types)               # one binding of spec.prim
+
+- `case.apply` uses only typeclass functions, so it runs on numpy and on tracers.
+- `cases[0]` is the plain case; later cases cover broadcasting, scalars, other
+  static parameters. Every case's result is computed by a `spec.prim` binding.
+- `dtypes` are the dtypes the primitive accepts for the operands whose dtype follows
+  the row's (`fixed` pins the others, like `select`'s bool predicate); the type
+  rule rejects the rest. A row without operands (constants) lists one dtype.
+- `domains` are safe for evaluation, for finite differences (float64) and for
+  batching: away from poles, kinks and ties (`log` positive, `abs` nonzero,
+  `min`'s operands apart, `tan` well inside (-pi/2, pi/2)).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import numpy as np
+
+from shax import primitives as P
+from shax.types import DTYPES, DType, TensorType, bool_, f32, f64, i32
+from typeclasses import (
+    abs,
+    add,
+    broadcast,
+    cos,
+    div,
+    dot,
+    dot_general,
+    eq,
+    exp,
+    log,
+    max,
+    min,
+    mul,
+    neg,
+    pad,
+    pow,
+    reduce_sum,
+    reshape,
+    select,
+    signum,
+    sin,
+    slice,
+    sqrt,
+    sub,
+    tan,
+    tanh,
+    transpose,
+)
+
+Shape = tuple[int, ...]
+
+
+@attrs.frozen
+class Domain:
+    """Values drawn uniformly from [low, high]; `signed` also flips signs at random
+    (so |value| is in [low, high]); `integral` rounds floats to whole numbers
+    (so `eq` sometimes holds). Integer dtypes use the whole numbers in range,
+    bool ignores the range."""
+
+    name: str
+    low: float
+    high: float
+    signed: bool = False
+    integral: bool = False
+
+    def sample(self, rng: np.random.Generator, shape: Shape, dtype: DType) -> np.ndarray:
+        if dtype == bool_:
+            return rng.random(shape) < 0.5
+        if dtype.is_float and not self.integral:
+            values = rng.uniform(self.low, self.high, shape)
+        else:
+            values = rng.integers(math.ceil(self.low), math.floor(self.high), shape, endpoint=True).astype(float)
+        if self.signed:
+            values = values * rng.choice([-1.0, 1.0], shape)
+        return np.asarray(values, dtype.numpy)
+
+
+REAL = Domain("real", -2.0, 2.0)
+POSITIVE = Domain("positive", 0.5, 2.0)
+NONZERO = Domain("nonzero", 0.5, 2.0, signed=True)
+SMALL = Domain("small", -0.25, 0.25)  # |NONZERO - SMALL| >= 0.25: no ties in min/max
+INSIDE_TAN = Domain("inside_tan", -1.2, 1.2)
+WHOLE = Domain("whole", -1.0, 1.0, integral=True)  # -1, 0, 1: `eq` holds often
+
+
+@attrs.frozen
+class Case:
+    """`apply(*operands)` at operand `shapes`; `label` names it in test ids."""
+
+    label: str
+    apply: Callable[..., Any]
+    shapes: tuple[Shape, ...]
+
+
+@attrs.frozen
+class Spec:
+    prim: type[P.Primitive]
+    cases: tuple[Case, ...]
+    domains: tuple[Domain, ...]  # one per operand
+    dtypes: tuple[DType, ...]
+    fixed: tuple[DType | None, ...] = attrs.field()  # an operand's dtype, if not the row's
+
+    @fixed.default
+    def _no_fixed(self) -> tuple[DType | None, ...]:
+        return (None,) * len(self.domains)
+
+    @property
+    def arity(self) -> int:
+        return len(self.domains)
+
+    def operand_dtypes(self, dtype: DType) -> tuple[DType, ...]:
+        return tuple(dtype if d is None else d for d in self.fixed)
+
+    def arg_types(self, case: Case, dtype: DType) -> tuple[TensorType, ...]:
+        return tuple(TensorType(d, s) for d, s in zip(self.operand_dtypes(dtype), case.shapes, strict=True))
+
+    def sample(self, case: Case, dtype: DType, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        """Operand values for `case` at `dtype`, drawn from the row's domains."""
+        return tuple(
+            domain.sample(rng, shape, d)
+            for domain, shape, d in zip(self.domains, case.shapes, self.operand_dtypes(dtype), strict=True)
+        )
+
+
+FLOATS = (f32, f64)
+NUMBERS = (f32, f64, i32)
+ALL = DTYPES
+NO_BOOL = (f32, f64, i32)
+
+
+def unary(prim: type[P.Primitive], function: Callable[[Any], Any], domain: Domain, dtypes: tuple[DType, ...]) -> Spec:
+    cases = (Case("matrix", function, ((2, 3),)), Case("scalar", function, ((),)))
+    return Spec(prim, cases, (domain,), dtypes)
+
+
+def binary(
+    prim: type[P.Primitive],
+    function: Callable[[Any, Any], Any],
+    domains: tuple[Domain, Domain],
+    dtypes: tuple[DType, ...],
+) -> Spec:
+    """Same shapes, then numpy broadcasting both ways and with a scalar."""
+    cases = (
+        Case("same", function, ((2, 3), (2, 3))),
+        Case("broadcast_rhs", function, ((2, 3), (3,))),
+        Case("broadcast_both", function, ((2, 1), (1, 3))),
+        Case("scalar_lhs", function, ((), (2, 3))),
+    )
+    return Spec(prim, cases, domains, dtypes)
+
+
+# Static parameters of the large constant: more than SMALL_CONSTANT elements, printed elided.
+_LARGE = np.linspace(-1.0, 1.0, P.SMALL_CONSTANT + 4).reshape(4, -1)
+
+ROWS: list[Spec] = [
+    # Structural and constants.
+    Spec(P.Arg, (Case("identity", lambda x: x, ((2, 3),)),), (REAL,), ALL),
+    Spec(
+        P.Constant,
+        (
+            Case("f64", lambda: np.array([[1.0, -2.5], [0.5, 3.0]]), ()),
+            Case("f32_scalar", lambda: np.float32(1.5), ()),
+            Case("i32", lambda: np.arange(3, dtype=np.int32), ()),
+            Case("bool", lambda: np.array([True, False]), ()),
+            Case("large", lambda: _LARGE, ()),
+        ),
+        (),
+        (f64,),
+    ),
+    # Floating, unary.
+    unary(P.Neg, neg, REAL, NUMBERS),
+    unary(P.Sin, sin, REAL, FLOATS),
+    unary(P.Cos, cos, REAL, FLOATS),
+    unary(P.Tan, tan, INSIDE_TAN, FLOATS),
+    unary(P.Exp, exp, REAL, FLOATS),
+    unary(P.Log, log, POSITIVE, FLOATS),
+    unary(P.Sqrt, sqrt, POSITIVE, FLOATS),
+    unary(P.Tanh, tanh, REAL, FLOATS),
+    unary(P.Abs, abs, NONZERO, NUMBERS),
+    unary(P.Signum, signum, NONZERO, NUMBERS),
+    # Floating and Ord, binary.
+    binary(P.Add, add, (REAL, REAL), NUMBERS),
+    binary(P.Sub, sub, (REAL, REAL), NUMBERS),
+    binary(P.Mul, mul, (REAL, REAL), NUMBERS),
+    binary(P.Div, div, (REAL, NONZERO), FLOATS),
+    binary(P.Pow, pow, (POSITIVE, REAL), FLOATS),
+    binary(P.Min, min, (NONZERO, SMALL), NUMBERS),
+    binary(P.Max, max, (NONZERO, SMALL), NUMBERS),
+    binary(P.Eq, eq, (WHOLE, WHOLE), ALL),
+    Spec(
+        P.Select,
+        (Case("matrix", select, ((2, 3), (2, 3), (2, 3))), Case("scalar", select, ((), (), ()))),
+        (REAL, REAL, REAL),
+        ALL,
+        fixed=(bool_, None, None),
+    ),
+    # HNP, shapes.
+    Spec(
+        P.Reshape,
+        (
+            Case("split", lambda x: reshape(x, [3, 2, 1]), ((2, 3),)),
+            Case("flatten", lambda x: reshape(x, [6]), ((2, 3),)),
+            Case("to_scalar", lambda x: reshape(x, []), ((1, 1),)),
+        ),
+        (REAL,),
+        ALL,
+    ),
+    Spec(
+        P.Broadcast,
+        (
+            Case("new_axis", lambda x: broadcast(x, [1], [2, 3]), ((3,),)),
+            Case("middle_axis", lambda x: broadcast(x, [0, 2], [2, 4, 3]), ((2, 3),)),
+            Case("stretch", lambda x: broadcast(x, [0, 1], [2, 3]), ((1, 3),)),
+            Case("scalar", lambda x: broadcast(x, [], [2, 3]), ((),)),
+        ),
+        (REAL,),
+        ALL,
+    ),
+    Spec(
+        P.Transpose,
+        (
+            Case("matrix", lambda x: transpose(x, [1, 0]), ((2, 3),)),
+            Case("rank3", lambda x: transpose(x, [2, 0, 1]), ((2, 3, 4),)),
+        ),
+        (REAL,),
+        ALL,
+    ),
+    Spec(
+        P.Slice,
+        (
+            Case("inner", lambda x: slice(x, [1, 0], [3, 2]), ((4, 3),)),
+            Case("whole", lambda x: slice(x, [0], [3]), ((3,),)),
+        ),
+        (REAL,),
+        ALL,
+    ),
+    Spec(
+        P.Pad,
+        (
+            Case("zeros", lambda x: pad(x, [(1, 0), (0, 2)], 0.0), ((2, 3),)),
+            # Not zero: pad is then affine, not linear, in its operand.
+            Case("value", lambda x: pad(x, [(0, 1), (2, 0)], 1.0), ((2, 3),)),
+        ),
+        (REAL,),
+        ALL,
+    ),
+    Spec(
+        P.ReduceSum,
+        (
+            Case("axis0", lambda x: reduce_sum(x, [0]), ((2, 3),)),
+            Case("all_axes", lambda x: reduce_sum(x, [2, 0, 1]), ((2, 3, 4),)),
+            Case("no_axes", lambda x: reduce_sum(x, []), ((2, 3),)),
+        ),
+        (REAL,),
+        NO_BOOL,
+    ),
+    Spec(
+        P.DotGeneral,
+        (
+            Case("batched", lambda x, y: dot_general(x, y, ((2,), (1,), (0,), (0,))), ((2, 3, 4), (2, 4, 5))),
+            Case("matrix", dot, ((2, 3), (3, 4))),
+            Case("matrix_vector", dot, ((2, 3), (3,))),
+            Case("outer", lambda x, y: dot_general(x, y, ((), (), (), ())), ((2,), (3,))),
+            Case(
+                "two_contracting_two_batch",
+                lambda x, y: dot_general(x, y, ((3, 1), (3, 0), (2, 0), (1, 2))),
+                ((2, 3, 4, 5), (3, 4, 2, 5, 2)),
+            ),
+        ),
+        (REAL, REAL),
+        NO_BOOL,
+    ),
+]
+
+SPECS: dict[type[P.Primitive], Spec] = {spec.prim: spec for spec in ROWS}
+assert len(SPECS) == len(ROWS), "two spec rows for one primitive"
