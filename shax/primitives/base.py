@@ -93,6 +93,12 @@ class Constant(Primitive):
     arity: ClassVar[int] = 0
     value: np.ndarray = attrs.field(converter=_frozen_array)
 
+    # Identity, not Primitive's field-wise equality (which would see no fields and make
+    # every two constants equal); cons_key compares small constants by value.
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
+
     def cons_key(self) -> Any:
         if self.value.size > SMALL_CONSTANT:
             return self
