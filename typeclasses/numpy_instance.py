@@ -118,7 +118,7 @@ class NumpyInstance(Instance):
         n = [y.shape[a] for a in rf]
         xm = np.transpose(x, (*lb, *lf, *lc)).reshape(*batch, int(np.prod(m, dtype=np.int64)), k)
         ym = np.transpose(y, (*rb, *rc, *rf)).reshape(*batch, k, int(np.prod(n, dtype=np.int64)))
-        return np.matmul(xm, ym).reshape(*batch, *m, *n)
+        return np.matmul(xm, ym).reshape((*batch, *m, *n))
 
 
 numpy_instance = NumpyInstance()
