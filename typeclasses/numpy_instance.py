@@ -93,6 +93,8 @@ class NumpyInstance(Instance):
 
     def pad(self, x: Any, lohi: Sequence[tuple[int, int]], value: float) -> Any:
         x = np.asarray(x)
+        if x.ndim == 0 and not lohi:  # np.pad rejects rank 0; there is nothing to pad
+            return x.copy()
         return np.pad(x, [tuple(p) for p in lohi], constant_values=np.asarray(value, x.dtype))
 
     def reduce_sum(self, x: Any, axes: Sequence[int]) -> Any:
