@@ -1,0 +1,507 @@
+"""Hypothesis strategies for shax: whole well-typed programs over the typeclass surface.
+
+    from hypothesis import given
+    from strategies import Program, programs
+
+    @given(programs())                 # float64; programs(f32) for float32
+    def test_something(program: Program) -> None:
+        defn = shax.trace(program.fn, *program.arg_types)
+        expected = program.fn(*program.args)      # the same function on numpy
+
+A `Program` is a straight-line sequence of steps over values `v0, v1, ...`: first
+its 1-3 arguments, then one value per step. Steps use only typeclass functions and
+operators: pointwise Floating and Ord functions (with numpy broadcasting), Python
+and numpy constants on either side, `broadcast`, `reshape`, `transpose`, `slice`,
+`pad`, `reduce_sum`, `dot`/`@` and `dot_general` (batch and contracting axes, or
+none), `select` on predicates built with `eq`. It returns 1-2 of its values (a
+tuple when two). Shapes are small (at most `MAX_SIZE` elements, axes of size 1-3).
+
+Values stay finite and moderate: each value carries a bound on its magnitude,
+functions with restricted domains only see safe arguments (`log(v * v + 1.0)`,
+`tan(tanh(v))`, `v / (w * w + 1.0)`), and `exp` and products are only applied
+while the bound stays under `MAX_BOUND`. With `smooth=True` only differentiable
+operations are used (no `abs`, `signum`, `min`, `max`, `select`/`eq`), for
+comparisons against finite differences.
+
+`repr(program)` lists the steps, e.g.
+
+    Program(f64[2, 3], f64[3]) with args drawn
+      v2 = sin(v0)
+      v3 = broadcast(v1, dims=[1], shape=[2, 3])
+      v4 = v2 * v3
+      return v4
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from shax.types import DType, TensorType, f32, f64
+from typeclasses import (
+    broadcast,
+    cos,
+    cosh,
+    dot,
+    dot_general,
+    eq,
+    exp,
+    log,
+    max,
+    min,
+    pad,
+    reduce_sum,
+    reshape,
+    select,
+    signum,
+    sin,
+    sinh,
+    slice,
+    sqrt,
+    tan,
+    tanh,
+    transpose,
+)
+
+Shape = tuple[int, ...]
+
+MAX_SIZE = 36  # elements per value
+MAX_BOUND = 1e4  # on |element| of every value
+ARG_BOUND = 2.0  # arguments are drawn from [-ARG_BOUND, ARG_BOUND]
+
+
+@attrs.frozen
+class Step:
+    """One value: `apply(*operand values)`, shown as `text` with `{0}`, `{1}`, ...
+    standing for the operands `v{operands[0]}`, ..."""
+
+    text: str
+    operands: tuple[int, ...]
+    apply: Callable[..., Any] = attrs.field(eq=False)
+
+    def show(self) -> str:
+        return self.text.format(*(f"v{k}" for k in self.operands))
+
+
+@attrs.frozen(repr=False)
+class Program:
+    """A generated well-typed program.
+
+    `fn(*args)` runs it: positional arguments of types `arg_types`, typeclass functions
+    only, so it runs on numpy values and on tracers alike. `args` are drawn values of
+    those types. `steps[k]` computes value `v{len(arg_types) + k}`; `outputs` are the
+    indices of the returned values (one value, or a tuple of two)."""
+
+    fn: Callable[..., Any] = attrs.field(eq=False)
+    arg_types: tuple[TensorType, ...]
+    args: tuple[np.ndarray, ...] = attrs.field(eq=False)
+    steps: tuple[Step, ...]
+    outputs: tuple[int, ...]
+
+    def __repr__(self) -> str:
+        n = len(self.arg_types)
+        lines = [f"Program({', '.join(map(str, self.arg_types))}) with args {[a.tolist() for a in self.args]}"]
+        lines += [f"  v{n + k} = {step.show()}" for k, step in enumerate(self.steps)]
+        lines.append("  return " + ", ".join(f"v{k}" for k in self.outputs))
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """Hypothesis shows falsifying examples with this (it would list the attrs fields)."""
+        printer.text(repr(self))
+
+
+def compile_program(num_args: int, steps: Sequence[Step], outputs: Sequence[int]) -> Callable[..., Any]:
+    """The plain Python function that runs `steps` on `num_args` positional arguments."""
+    steps, outputs = tuple(steps), tuple(outputs)
+
+    def program(*args: Any) -> Any:
+        if len(args) != num_args:
+            raise TypeError(f"program takes {num_args} arguments, got {len(args)}")
+        values = list(args)
+        for step in steps:
+            values.append(step.apply(*(values[k] for k in step.operands)))
+        results = tuple(values[k] for k in outputs)
+        return results[0] if len(results) == 1 else results
+
+    parameters = [inspect.Parameter(f"v{k}", inspect.Parameter.POSITIONAL_ONLY) for k in range(num_args)]
+    program.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    return program
+
+
+@attrs.frozen
+class Value:
+    """What the generator knows of a value: its shape and a bound on |element|."""
+
+    shape: Shape
+    bound: float
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+Draw = Callable[[st.SearchStrategy[Any]], Any]
+# A generator of one step from the values so far: (step, the new value), or None if it does not apply.
+StepMaker = Callable[[Draw, list[Value], DType], "tuple[Step, Value] | None"]
+
+
+def _fits(shape: Shape, bound: float) -> bool:
+    return math.prod(shape) <= MAX_SIZE and bound <= MAX_BOUND
+
+
+NONZERO = (0.5, 1.5, 2.0, -1.0, -0.25)
+
+
+def _constant(draw: Draw, dtype: DType, shape: Shape, nonzero: bool) -> tuple[Any, str]:
+    """A constant of `dtype` that broadcasts against `shape`: a Python float, a numpy
+    scalar or a numpy array (of a trailing part of `shape`, some axes 1)."""
+    kind = draw(st.sampled_from(["float", "numpy_scalar", "array"]))
+    number = draw(st.sampled_from(NONZERO))
+    if kind == "float":
+        return number, repr(number)
+    if kind == "numpy_scalar":
+        return dtype.numpy(number), f"np.{np.dtype(dtype.numpy).name}({number})"
+    rank = draw(st.integers(0, len(shape)))
+    sub = tuple(draw(st.sampled_from([1, n])) for n in shape[len(shape) - rank :])
+    elements = st.sampled_from(NONZERO) if nonzero else _elements(dtype)
+    value = draw(hnp.arrays(dtype.numpy, sub, elements=elements))
+    return value, f"np.array({value.tolist()}, {np.dtype(dtype.numpy).name})"
+
+
+def _elements(dtype: DType, bound: float = ARG_BOUND) -> st.SearchStrategy[float]:
+    return st.floats(-bound, bound, width=32 if dtype == f32 else 64, allow_subnormal=False)
+
+
+def _pick(draw: Draw, values: list[Value], accept: Callable[[Value], bool] = lambda v: True) -> int | None:
+    candidates = [k for k, v in enumerate(values) if accept(v)]
+    if not candidates:
+        return None
+    # Half the time the newest value, so that programs are chains more than independent branches.
+    if draw(st.booleans()):
+        return candidates[-1]
+    return draw(st.sampled_from(candidates[::-1]))
+
+
+def _unary(
+    text: str,
+    apply: Callable[[Any], Any],
+    bound: Callable[[float], float],
+    applies: Callable[[float], bool] = lambda b: True,
+) -> StepMaker:
+    def make(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+        k = _pick(draw, values, lambda v: applies(v.bound))
+        if k is None:
+            return None
+        result = Value(values[k].shape, bound(values[k].bound))
+        return (Step(text, (k,), apply), result) if _fits(result.shape, result.bound) else None
+
+    return make
+
+
+def _broadcast_shape(a: Shape, b: Shape) -> Shape | None:
+    try:
+        return tuple(np.broadcast_shapes(a, b))
+    except ValueError:
+        return None
+
+
+def _binary(text: str, apply: Callable[[Any, Any], Any], bound: Callable[[float, float], float]) -> StepMaker:
+    """`text` on two values whose shapes broadcast together."""
+
+    def make(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+        k = _pick(draw, values)
+        j = _pick(draw, values, lambda v: _broadcast_shape(values[k].shape, v.shape) is not None)
+        if draw(st.booleans()):
+            k, j = j, k
+        shape = _broadcast_shape(values[k].shape, values[j].shape)
+        result = Value(shape, bound(values[k].bound, values[j].bound))
+        return (Step(text, (k, j), apply), result) if _fits(shape, result.bound) else None
+
+    return make
+
+
+def _with_constant(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    """A value and a constant, the constant on either side of +, - and *, or dividing."""
+    k = _pick(draw, values)
+    v = values[k]
+    op = draw(st.sampled_from(["+", "-", "*", "/"]))
+    c, shown = _constant(draw, dtype, v.shape, nonzero=op == "/")
+    shape = _broadcast_shape(v.shape, np.shape(c))
+    c_bound = float(np.max(np.abs(c), initial=0.0))
+    operations: dict[str, tuple[Callable[[Any, Any], Any], float]] = {
+        "+": (lambda x, y: x + y, v.bound + c_bound),
+        "-": (lambda x, y: x - y, v.bound + c_bound),
+        "*": (lambda x, y: x * y, v.bound * c_bound),
+        "/": (lambda x, y: x / y, v.bound / builtins.min(abs(n) for n in NONZERO)),
+    }
+    function, bound = operations[op]
+    if op != "/" and draw(st.booleans()):
+        step = Step(f"{shown} {op} {{0}}", (k,), lambda x, _c=c, _f=function: _f(_c, x))
+    else:
+        step = Step(f"{{0}} {op} {shown}", (k,), lambda x, _c=c, _f=function: _f(x, _c))
+    result = Value(shape, bound)
+    return (step, result) if _fits(shape, bound) else None
+
+
+def _broadcast(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    """Insert 0-2 new axes and stretch some size-1 axes."""
+    k = _pick(draw, values)
+    v = values[k]
+    out_rank = v.rank + draw(st.integers(0, 2))
+    dims = sorted(draw(st.permutations(range(out_rank)))[: v.rank])
+    shape = [draw(st.integers(1, 3)) for _ in range(out_rank)]
+    for axis, d in enumerate(dims):
+        shape[d] = draw(st.integers(1, 3)) if v.shape[axis] == 1 else v.shape[axis]
+    if not _fits(tuple(shape), v.bound):
+        return None
+    step = Step(
+        f"broadcast({{0}}, dims={dims}, shape={shape})", (k,), lambda x, _d=dims, _s=shape: broadcast(x, _d, _s)
+    )
+    return step, Value(tuple(shape), v.bound)
+
+
+def _prime_factors(n: int) -> list[int]:
+    factors, p = [], 2
+    while n > 1:
+        while n % p == 0:
+            factors.append(p)
+            n //= p
+        p += 1
+    return factors
+
+
+def _reshape(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    """Group the shuffled prime factors of the size into 0-3 axes, adding some 1s."""
+    k = _pick(draw, values)
+    v = values[k]
+    factors = draw(st.permutations(_prime_factors(v.size)))
+    rank = draw(st.integers(1 if factors else 0, 3))
+    if rank == 0:
+        shape = []
+    else:
+        cuts = sorted(draw(st.lists(st.integers(0, len(factors)), min_size=rank - 1, max_size=rank - 1)))
+        ends = [0, *cuts, len(factors)]
+        shape = [math.prod(factors[a:b]) for a, b in zip(ends, ends[1:])]
+    step = Step(f"reshape({{0}}, {shape})", (k,), lambda x, _s=shape: reshape(x, _s))
+    return step, Value(tuple(shape), v.bound)
+
+
+def _transpose(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    k = _pick(draw, values)
+    v = values[k]
+    perm = list(draw(st.permutations(range(len(v.shape)))))
+    step = Step(f"transpose({{0}}, {perm})", (k,), lambda x, _p=perm: transpose(x, _p))
+    return step, Value(tuple(v.shape[p] for p in perm), v.bound)
+
+
+def _slice(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    k = _pick(draw, values)
+    v = values[k]
+    start = [draw(st.integers(0, n - 1)) for n in v.shape]
+    end = [draw(st.integers(s + 1, n)) for s, n in zip(start, v.shape)]
+    step = Step(f"slice({{0}}, {start}, {end})", (k,), lambda x, _s=start, _e=end: slice(x, _s, _e))
+    return step, Value(tuple(e - s for s, e in zip(start, end)), v.bound)
+
+
+def _pad(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    k = _pick(draw, values)
+    v = values[k]
+    lohi = [(draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in v.shape]
+    value = draw(st.sampled_from([0.0, 1.0, -0.5]))
+    shape = tuple(n + lo + hi for n, (lo, hi) in zip(v.shape, lohi))
+    result = Value(shape, builtins.max(v.bound, abs(value)))
+    if not _fits(shape, result.bound):
+        return None
+    step = Step(f"pad({{0}}, {lohi}, {value})", (k,), lambda x, _p=lohi, _v=value: pad(x, _p, _v))
+    return step, result
+
+
+def _reduce_sum(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    k = _pick(draw, values)
+    v = values[k]
+    axes = list(draw(st.permutations(range(len(v.shape)))))[: draw(st.integers(0, len(v.shape)))]
+    summed = math.prod(v.shape[a] for a in axes)
+    shape = tuple(n for a, n in enumerate(v.shape) if a not in axes)
+    result = Value(shape, v.bound * summed)
+    if not _fits(shape, result.bound):
+        return None
+    step = Step(f"reduce_sum({{0}}, {axes})", (k,), lambda x, _a=axes: reduce_sum(x, _a))
+    return step, result
+
+
+def _dot_general(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    """Pair up equal-sized axes of two values (maybe the same value), some as
+    contracting and some as batch axes; none at all is an outer product."""
+    k = _pick(draw, values)
+    j = _pick(draw, values)
+    x, y = values[k], values[j]
+    pairs = [(a, b) for a in range(len(x.shape)) for b in range(len(y.shape)) if x.shape[a] == y.shape[b]]
+    chosen: list[tuple[int, int]] = []
+    for a, b in draw(st.permutations(pairs)):
+        if len(chosen) < 3 and all(a != c and b != d for c, d in chosen) and draw(st.booleans()):
+            chosen.append((a, b))
+    batch_count = draw(st.integers(0, len(chosen)))
+    batch, contracting = chosen[:batch_count], chosen[batch_count:]
+    dims = ([a for a, _ in contracting], [b for _, b in contracting], [a for a, _ in batch], [b for _, b in batch])
+    used_x = {a for a, _ in chosen}
+    used_y = {b for _, b in chosen}
+    shape = (
+        *(x.shape[a] for a, _ in batch),
+        *(n for a, n in enumerate(x.shape) if a not in used_x),
+        *(n for b, n in enumerate(y.shape) if b not in used_y),
+    )
+    bound = x.bound * y.bound * math.prod(x.shape[a] for a, _ in contracting)
+    if not _fits(shape, bound):
+        return None
+    step = Step(f"dot_general({{0}}, {{1}}, {dims})", (k, j), lambda a, b, _d=dims: dot_general(a, b, _d))
+    return step, Value(shape, bound)
+
+
+def _dot(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    """`dot(x, y)` or `x @ y` on vectors and matrices."""
+    k = _pick(draw, values, lambda v: len(v.shape) in (1, 2))
+    if k is None:
+        return None
+    x = values[k]
+
+    def fits(v: Value) -> bool:
+        return len(v.shape) in (1, 2) and v.shape[builtins.max(len(v.shape) - 2, 0)] == x.shape[-1]
+
+    j = _pick(draw, values, fits)
+    if j is None:
+        return None
+    y = values[j]
+    shape = (*x.shape[:-1], *(y.shape[1:] if len(y.shape) == 2 else ()))
+    bound = x.bound * y.bound * x.shape[-1]
+    if not _fits(shape, bound):
+        return None
+    if draw(st.booleans()):
+        step = Step("{0} @ {1}", (k, j), lambda a, b: a @ b)
+    else:
+        step = Step("dot({0}, {1})", (k, j), dot)
+    return step, Value(shape, bound)
+
+
+def _select(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    """`select` on a predicate from `eq`, between values of the predicate's shape (or a number)."""
+    k = _pick(draw, values)
+    same = [j for j, v in enumerate(values) if v.shape == values[k].shape]
+    on_true = draw(st.sampled_from(same))
+    if draw(st.booleans()):
+        pred_text, operands, pred = "eq(signum({0}), 1.0)", (k,), lambda p: eq(signum(p), 1.0)
+    else:
+        pred_text, operands, pred = "eq(max({0}, {1}), {0})", (k, on_true), lambda p, q: eq(max(p, q), p)
+    n = len(operands)
+    bound = values[on_true].bound
+    if draw(st.booleans()):
+        on_false = draw(st.sampled_from(same))
+        text, operands = f"select({pred_text}, {{{n}}}, {{{n + 1}}})", (*operands, on_true, on_false)
+        bound = builtins.max(bound, values[on_false].bound)
+
+        def apply(*o: Any) -> Any:
+            return select(pred(*o[:n]), o[n], o[n + 1])
+    else:
+        number = draw(st.sampled_from([0.0, 1.0]))
+        text, operands = f"select({pred_text}, {{{n}}}, {number})", (*operands, on_true)
+        bound = builtins.max(bound, number)
+
+        def apply(*o: Any) -> Any:
+            return select(pred(*o[:n]), o[n], number)
+
+    return Step(text, operands, apply), Value(values[k].shape, bound)
+
+
+# Steps by family; a step is drawn by family first, so that no family crowds out the others.
+FAMILIES: dict[str, dict[str, StepMaker]] = {
+    "unary": {
+        "sin": _unary("sin({0})", sin, lambda b: 1.0),
+        "cos": _unary("cos({0})", cos, lambda b: 1.0),
+        "tanh": _unary("tanh({0})", tanh, lambda b: 1.0),
+        "tan": _unary("tan(tanh({0}))", lambda x: tan(tanh(x)), lambda b: 1.6),
+        "exp": _unary("exp({0})", exp, math.exp, lambda b: b <= 4.0),
+        "sinh": _unary("sinh({0})", sinh, math.sinh, lambda b: b <= 4.0),
+        "cosh": _unary("cosh({0})", cosh, math.cosh, lambda b: b <= 4.0),
+        "log": _unary("log({0} * {0} + 1.0)", lambda x: log(x * x + 1.0), lambda b: math.log(b * b + 1.0)),
+        "sqrt": _unary("sqrt({0} * {0} + 1.0)", lambda x: sqrt(x * x + 1.0), lambda b: math.sqrt(b * b + 1.0)),
+        "neg": _unary("-{0}", lambda x: -x, lambda b: b),
+        "square": _unary("{0} ** 2.0", lambda x: x**2.0, lambda b: b * b),
+        "cube": _unary("{0} ** 3.0", lambda x: x**3.0, lambda b: b**3),
+        "rsqrt": _unary("({0} * {0} + 1.0) ** -0.5", lambda x: (x * x + 1.0) ** -0.5, lambda b: 1.0),
+    },
+    "binary": {
+        "add": _binary("{0} + {1}", lambda x, y: x + y, lambda a, b: a + b),
+        "sub": _binary("{0} - {1}", lambda x, y: x - y, lambda a, b: a + b),
+        "mul": _binary("{0} * {1}", lambda x, y: x * y, lambda a, b: a * b),
+        "div": _binary("{0} / ({1} * {1} + 1.0)", lambda x, y: x / (y * y + 1.0), lambda a, b: a),
+        "pow": _binary("({0} * {0} + 1.0) ** sin({1})", lambda x, y: (x * x + 1.0) ** sin(y), lambda a, b: a * a + 1.0),
+    },
+    "constant": {"constant": _with_constant},
+    "shape": {
+        "broadcast": _broadcast,
+        "reshape": _reshape,
+        "transpose": _transpose,
+        "slice": _slice,
+        "pad": _pad,
+        "reduce_sum": _reduce_sum,
+    },
+    "dot": {"dot_general": _dot_general, "dot": _dot},
+    # Not differentiable everywhere: left out by `smooth=True`.
+    "nonsmooth": {
+        "abs": _unary("abs({0})", lambda x: abs(x), lambda b: b),
+        "signum": _unary("signum({0})", signum, lambda b: 1.0),
+        "min": _binary("min({0}, {1})", min, builtins.max),
+        "max": _binary("max({0}, {1})", max, builtins.max),
+        "select": _select,
+    },
+}
+
+
+def _shapes() -> st.SearchStrategy[Shape]:
+    return st.lists(st.integers(1, 3), max_size=3).map(tuple)
+
+
+@st.composite
+def _programs(draw: Draw, dtype: DType, smooth: bool, max_args: int, max_outputs: int, max_steps: int) -> Program:
+    shapes = draw(st.lists(_shapes(), min_size=1, max_size=max_args))
+    arg_types = tuple(TensorType(dtype, s) for s in shapes)
+    args = tuple(draw(hnp.arrays(dtype.numpy, s, elements=_elements(dtype))) for s in shapes)
+    values = [Value(s, ARG_BOUND) for s in shapes]
+    families = [f for f in FAMILIES if not (smooth and f == "nonsmooth")]
+    steps: list[Step] = []
+    for _ in range(draw(st.integers(1, max_steps))):
+        family = FAMILIES[draw(st.sampled_from(families))]
+        made = family[draw(st.sampled_from(list(family)))](draw, values, dtype)
+        if made is not None:
+            steps.append(made[0])
+            values.append(made[1])
+    last = len(values) - 1
+    outputs = [last]
+    if max_outputs > 1 and draw(st.booleans()):
+        outputs.append(draw(st.integers(0, last)))
+    fn = compile_program(len(shapes), steps, outputs)
+    return Program(fn, arg_types, args, tuple(steps), tuple(outputs))
+
+
+def programs(
+    dtype: DType = f64, *, smooth: bool = False, max_args: int = 3, max_outputs: int = 2, max_steps: int = 12
+) -> st.SearchStrategy[Program]:
+    """Well-typed programs over the typeclass surface at float `dtype` (f32 or f64).
+
+    `smooth=True` leaves out the non-differentiable operations (abs, signum, min, max,
+    select/eq). Programs take 1 to `max_args` arguments, run up to `max_steps` steps
+    and return 1 to `max_outputs` values."""
+    if dtype not in (f32, f64):
+        raise ValueError(f"programs: dtype must be f32 or f64, got {dtype}")
+    return _programs(dtype, smooth, max_args, max_outputs, max_steps)

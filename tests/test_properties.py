@@ -1,0 +1,121 @@
+"""Properties of tracing over generated well-typed programs (tests/strategies.py):
+evaluating the trace equals running the function on numpy (the Haskell original's
+property), inferred types check and agree with numpy, printing shows every binding."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import Program, programs
+
+import shax
+from shax import primitives as P
+from shax.ir import Definition
+from shax.printing import show_binding
+from shax.stages import check_types, infer_types
+from shax.types import DType, TensorType, f32, f64
+
+DTYPES = [pytest.param(f64, id="f64"), pytest.param(f32, id="f32")]
+
+
+def as_list(result: Any, count: int) -> list[Any]:
+    return list(result) if count > 1 else [result]
+
+
+def assert_same(got: Any, expected: Any, declared: TensorType) -> None:
+    got, expected = np.asarray(got), np.asarray(expected)
+    assert (expected.shape, expected.dtype) == (declared.shape, np.dtype(declared.dtype.numpy))
+    assert (got.shape, got.dtype) == (declared.shape, np.dtype(declared.dtype.numpy))
+    assert np.all(np.isfinite(expected)), "the generator should keep values finite"
+    rtol = 1e-5 if declared.dtype == f32 else 1e-12
+    np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol)
+
+
+def traced(program: Program) -> Definition:
+    return shax.trace(program.fn, *program.arg_types)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(data=st.data())
+def test_evaluating_the_trace_is_running_the_function(dtype: DType, data: st.DataObject) -> None:
+    program = data.draw(programs(dtype), label="program")
+    expected = program.fn(*program.args)
+    typed = infer_types(traced(program))
+    results = shax.evaluate(typed, *program.args)
+    assert len(results) == len(program.outputs) == len(typed.outputs)
+    for got, want, declared in zip(results, as_list(expected, len(program.outputs)), typed.output_types()):
+        assert_same(got, want, declared)
+
+
+@given(programs())
+def test_untyped_trace_evaluates_too(program: Program) -> None:
+    expected = as_list(program.fn(*program.args), len(program.outputs))
+    for got, want in zip(shax.evaluate(traced(program), *program.args), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@given(programs())
+def test_inferred_types_check(program: Program) -> None:
+    defn = traced(program)
+    assert not defn.is_typed or not any(not isinstance(b.prim, P.Arg) for b in defn.bindings)
+    typed = infer_types(defn)
+    assert typed.is_typed
+    assert check_types(typed) is typed
+    assert infer_types(typed) == typed
+    # Types are the eager ones the tracer computed, and the argument types are kept.
+    assert typed.arg_types == program.arg_types
+    assert [b.var.id for b in typed.bindings] == [b.var.id for b in defn.bindings]
+
+
+@given(programs())
+def test_tracing_is_deterministic(program: Program) -> None:
+    assert str(traced(program)) == str(traced(program))
+
+
+@given(programs())
+def test_bindings_are_numbered_in_order_and_hash_consed(program: Program) -> None:
+    defn = traced(program)
+    assert [b.var.id for b in defn.bindings] == list(range(len(defn.bindings)))
+    for binding in defn.bindings:
+        assert all(a.id < binding.var.id for a in binding.args)
+    keys = [(b.prim.cons_key(), *(a.id for a in b.args)) for b in defn.bindings]
+    assert len(set(keys)) == len(keys), "the same operation on the same operands was bound twice"
+    # Every binding is reachable from the outputs: tracing emits no dead code.
+    live = {v.id for v in defn.outputs}
+    for binding in reversed(defn.bindings):
+        if binding.var.id in live:
+            live.update(a.id for a in binding.args)
+    assert live == {b.var.id for b in defn.bindings}
+
+
+BINDING_LINE = re.compile(r"^(  let |      )(x(\d+)( :: (\S+\[[^\]]*\]))? = .*)$")
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["untyped", "typed"])
+@given(data=st.data())
+def test_printing_shows_every_binding(typed: bool, data: st.DataObject) -> None:
+    program = data.draw(programs(), label="program")
+    defn = traced(program)
+    if typed:
+        defn = infer_types(defn)
+    lines = str(defn).split("\n")
+    n = len(defn.arg_types)
+    header, body, last = lines[:n], lines[n : len(lines) - 1], lines[-1]
+    assert header[0].startswith(f"def {defn.name}(") and header[-1].endswith(") =")
+    for k, (line, t) in enumerate(zip(header, defn.arg_types)):
+        shown = line.split(f"arg{k} :: ", 1)[1].removesuffix(", ").removesuffix(") =")
+        assert TensorType.parse(shown) == t
+    assert len(body) == len(defn.bindings)
+    for line, binding in zip(body, defn.bindings):
+        match = BINDING_LINE.match(line)
+        assert match is not None, line
+        assert match.group(2) == show_binding(binding)
+        assert int(match.group(3)) == binding.var.id
+        if typed:
+            assert TensorType.parse(match.group(5)) == binding.var.type
+    assert last == "  in [" + ", ".join(f"x{v.id}" for v in defn.outputs) + "]"
