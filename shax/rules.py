@@ -4,8 +4,12 @@ Rules are registered right under their primitive, in its family module
 (`shax/primitives/*.py`), with the decorators below. Stages look rules up with
 `rule_for`, which turns a missing entry into a `ShaxError` naming the stage.
 
-    type_rules:  prim, *operand types -> result TensorType
-    eval_rules:  prim, *operand values -> result value (through the typeclass functions)
+    type_rules:       prim, *operand types -> result TensorType
+    eval_rules:       prim, *operand values -> result value (through the typeclass functions)
+    linearize_rules:  prim, primal operands, tangent operands, primal result -> result tangent
+                      (tracers of the primal and of the linear trace; `shax.linear` says more)
+    transpose_rules:  prim, result cotangent, *operands -> one cotangent (or None) per operand
+                      (an operand is a `shax.linear.Linear` marker, or a value if not linear)
 """
 
 from __future__ import annotations
@@ -23,8 +27,15 @@ R = TypeVar("R", bound=Callable[..., Any])
 
 type_rules: dict[type, Callable[..., TensorType]] = {}
 eval_rules: dict[type, Callable[..., Any]] = {}
+linearize_rules: dict[type, Callable[..., Any]] = {}
+transpose_rules: dict[type, Callable[..., Any]] = {}
 
-TABLES: dict[str, dict[type, Callable[..., Any]]] = {"type": type_rules, "eval": eval_rules}
+TABLES: dict[str, dict[type, Callable[..., Any]]] = {
+    "type": type_rules,
+    "eval": eval_rules,
+    "linearize": linearize_rules,
+    "transpose": transpose_rules,
+}
 
 
 def _registrar(table: dict[type, Callable[..., Any]]) -> Callable[..., Callable[[R], R]]:
@@ -41,6 +52,8 @@ def _registrar(table: dict[type, Callable[..., Any]]) -> Callable[..., Callable[
 
 type_rule = _registrar(type_rules)
 eval_rule = _registrar(eval_rules)
+linearize_rule = _registrar(linearize_rules)
+transpose_rule = _registrar(transpose_rules)
 
 
 def rule_for(table: str, prim: Primitive) -> Callable[..., Any]:

@@ -13,7 +13,8 @@ import attrs
 import numpy as np
 
 from shax.errors import ShaxTypeError, ShaxValueError
-from shax.rules import eval_rule, type_rule
+from shax.linear import bilinear_jvp, linear_jvp, zero_tangent
+from shax.rules import eval_rule, linearize_rule, transpose_rule, type_rule
 from shax.types import TensorType
 
 
@@ -40,6 +41,16 @@ class Primitive:
         """An error naming this primitive and its operand types."""
         operands = ", ".join(map(str, operand_types))
         return error(f"{self.name}: {message}" + (f" (operands: {operands})" if operand_types else ""))
+
+
+def derive_linearize_rules(*classes: type[Primitive]) -> None:
+    """Register the linearize rules that follow from the primitives' linearity: a linear
+    primitive is its own derivative, a bilinear one is differentiated term by term."""
+    derived = {Linearity.LINEAR: linear_jvp, Linearity.BILINEAR: bilinear_jvp}
+    for cls in classes:
+        if cls.linearity not in derived:
+            raise TypeError(f"{cls.name} is {cls.linearity.value}: its linearize rule cannot be derived")
+        linearize_rule(cls)(derived[cls.linearity])
 
 
 def ints(values: Any) -> tuple[int, ...]:
@@ -113,3 +124,14 @@ def _constant_type(prim: Constant) -> TensorType:
 @eval_rule(Constant)
 def _constant_eval(prim: Constant) -> np.ndarray:
     return prim.value
+
+
+# constant: d c = 0
+linearize_rule(Constant)(zero_tangent)
+
+
+# A constant in a linear program is linear only as the zero map (how linearize fills a
+# zero tangent where a value is needed): 0ᵀ ct = nothing, ct is dropped.
+@transpose_rule(Constant)
+def _constant_transpose(prim: Constant, ct: Any) -> tuple[()]:
+    return ()

@@ -5,15 +5,20 @@ as in the original, and `dot_general [2] [1] [0] [0]` otherwise."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
 import typeclasses as tc
 from shax.errors import ShaxValueError
-from shax.primitives.base import Linearity, Primitive, ints
-from shax.rules import eval_rule, type_rule
+from shax.linear import linear_operands
+from shax.primitives.base import Linearity, Primitive, derive_linearize_rules, ints
+from shax.rules import eval_rule, transpose_rule, type_rule
 from shax.types import TensorType, bool_
+
+if TYPE_CHECKING:
+    from shax.tracer import Tracer
 
 
 @attrs.frozen
@@ -65,3 +70,31 @@ def _dot_general_type(prim: DotGeneral, x: TensorType, y: TensorType) -> TensorT
 @eval_rule(DotGeneral)
 def _dot_general_eval(prim: DotGeneral, x: Any, y: Any) -> Any:
     return tc.dot_general(x, y, prim.dims)
+
+
+derive_linearize_rules(DotGeneral)
+
+
+def _arranged(x: Tracer, layout: Sequence[int]) -> Tracer:
+    """`x`, whose axis j is target axis layout[j], transposed into target order."""
+    perm = sorted(range(len(layout)), key=lambda j: layout[j])
+    return x if perm == list(range(len(perm))) else tc.transpose(x, perm)
+
+
+# dot_general: ⟨ct, dot(dx, y)⟩ = ⟨dot(ct, y), dx⟩, contracting ct's rhs-free axes with y's
+# free axes (batch with batch) and arranging the result like x; symmetrically for dy.
+@transpose_rule(DotGeneral)
+def _dot_general_transpose(prim: DotGeneral, ct: Tracer, x: Any, y: Any) -> tuple[Any, Any]:
+    x_linear, _ = linear_operands(prim, (x, y), [(True, False), (False, True)])
+    lc, rc, lb, rb = prim.dims
+    lf, rf = free_axes(x.type.rank, lc, lb), free_axes(y.type.rank, rc, rb)
+    ct_batch = list(range(len(lb)))
+    ct_lf = list(range(len(lb), len(lb) + len(lf)))
+    ct_rf = list(range(len(lb) + len(lf), len(lb) + len(lf) + len(rf)))
+    if x_linear:
+        # Result axes: batch, x's free axes, then y's contracting axes in y's order.
+        dx = tc.dot_general(ct, y, (ct_rf, rf, ct_batch, rb))
+        return _arranged(dx, [*lb, *lf, *(lc[i] for i in sorted(range(len(rc)), key=lambda i: rc[i]))]), None
+    # Result axes: batch, x's contracting axes in x's order, then y's free axes.
+    dy = tc.dot_general(x, ct, (lf, ct_lf, lb, ct_batch))
+    return None, _arranged(dy, [*rb, *(rc[i] for i in sorted(range(len(lc)), key=lambda i: lc[i])), *rf])

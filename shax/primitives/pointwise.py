@@ -4,15 +4,20 @@ makes that explicit."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 import numpy as np
 
 import typeclasses as tc
-from shax.primitives.base import Linearity, Primitive
-from shax.rules import eval_rule, type_rule
+from shax.linear import Zero, linear_operands, not_linear, residual, unbroadcast, zero_tangent
+from shax.primitives.base import Linearity, Primitive, derive_linearize_rules
+from shax.rules import eval_rule, linearize_rule, transpose_rule, type_rule
 from shax.types import DTYPES, TensorType, bool_, f32, f64, i32
+
+if TYPE_CHECKING:
+    from shax.tracer import Tracer
 
 FLOATS = frozenset({f32, f64})
 NUMBERS = frozenset({f32, f64, i32})
@@ -181,3 +186,159 @@ _FUNCTIONS: dict[type, Any] = {
 
 for _cls, _function in _FUNCTIONS.items():
     eval_rule(_cls)(lambda prim, *operands, _f=_function: _f(*operands))
+
+
+# Linearize rules: primal operands, their tangents (maybe Zero), the primal result -> the
+# result's tangent. Rules see at least one tangent that is not Zero.
+
+# negate, add and sub are linear, mul bilinear.
+derive_linearize_rules(Neg, Add, Sub, Mul)
+
+
+# sin: d(sin x) = cos x · dx
+@linearize_rule(Sin)
+def _sin_jvp(prim: Sin, primals: Sequence[Tracer], tangents: Sequence[Tracer | Zero], out: Tracer) -> Any:
+    (x,), (dx,) = primals, tangents
+    return residual(tc.cos(x)) * dx
+
+
+# cos: d(cos x) = −sin x · dx
+@linearize_rule(Cos)
+def _cos_jvp(prim: Cos, primals: Sequence[Tracer], tangents: Sequence[Tracer | Zero], out: Tracer) -> Any:
+    (x,), (dx,) = primals, tangents
+    return residual(-tc.sin(x)) * dx
+
+
+# tan: d(tan x) = (1 + tan² x) · dx
+@linearize_rule(Tan)
+def _tan_jvp(prim: Tan, primals: Sequence[Tracer], tangents: Sequence[Tracer | Zero], out: Tracer) -> Any:
+    (dx,) = tangents
+    return residual(1.0 + out * out) * dx
+
+
+# exp: d(eˣ) = eˣ · dx
+@linearize_rule(Exp)
+def _exp_jvp(prim: Exp, primals: Sequence[Tracer], tangents: Sequence[Tracer | Zero], out: Tracer) -> Any:
+    (dx,) = tangents
+    return residual(out) * dx
+
+
+# log: d(log x) = dx / x
+@linearize_rule(Log)
+def _log_jvp(prim: Log, primals: Sequence[Tracer], tangents: Sequence[Tracer | Zero], out: Tracer) -> Any:
+    (x,), (dx,) = primals, tangents
+    return dx / residual(x)
+
+
+# sqrt: d(√x) = dx / (2 √x)
+@linearize_rule(Sqrt)
+def _sqrt_jvp(prim: Sqrt, primals: Sequence[Tracer], tangents: Sequence[Tracer | Zero], out: Tracer) -> Any:
+    (dx,) = tangents
+    return dx / residual(2.0 * out)
+
+
+# tanh: d(tanh x) = (1 − tanh² x) · dx
+@linearize_rule(Tanh)
+def _tanh_jvp(prim: Tanh, primals: Sequence[Tracer], tangents: Sequence[Tracer | Zero], out: Tracer) -> Any:
+    (dx,) = tangents
+    return residual(1.0 - out * out) * dx
+
+
+# abs: d|x| = signum x · dx
+@linearize_rule(Abs)
+def _abs_jvp(prim: Abs, primals: Sequence[Tracer], tangents: Sequence[Tracer | Zero], out: Tracer) -> Any:
+    (x,), (dx,) = primals, tangents
+    return residual(tc.signum(x)) * dx
+
+
+# signum, eq: piecewise constant, d(signum x) = 0 and d(x == y) = 0
+linearize_rule(Signum, Eq)(zero_tangent)
+
+
+# div: d(x / y) = (dx − (x / y) · dy) / y
+@linearize_rule(Div)
+def _div_jvp(prim: Div, primals: Sequence[Tracer], tangents: Sequence[Tracer | Zero], out: Tracer) -> Any:
+    (_, y), (dx, dy) = primals, tangents
+    return (dx - residual(out) * dy) / residual(y)
+
+
+# pow: d(xʸ) = y · xʸ⁻¹ · dx + log x · xʸ · dy
+@linearize_rule(Pow)
+def _pow_jvp(prim: Pow, primals: Sequence[Tracer], tangents: Sequence[Tracer | Zero], out: Tracer) -> Any:
+    (x, y), (dx, dy) = primals, tangents
+    return residual(y * x ** (y - 1.0)) * dx + residual(tc.log(x) * out) * dy
+
+
+# max: d max(x, y) = m · dx + (1 − m) · dy with m = (1 + signum(x − y)) / 2:
+# 1 where x > y, 0 where x < y, and ties split ½–½ (as the original)
+@linearize_rule(Max)
+def _max_jvp(prim: Max, primals: Sequence[Tracer], tangents: Sequence[Tracer | Zero], out: Tracer) -> Any:
+    (x, y), (dx, dy) = primals, tangents
+    m = 0.5 + 0.5 * tc.signum(x - y)
+    return residual(m) * dx + residual(1.0 - m) * dy
+
+
+# min: d min(x, y) = m · dx + (1 − m) · dy with m = (1 − signum(x − y)) / 2
+@linearize_rule(Min)
+def _min_jvp(prim: Min, primals: Sequence[Tracer], tangents: Sequence[Tracer | Zero], out: Tracer) -> Any:
+    (x, y), (dx, dy) = primals, tangents
+    m = 0.5 - 0.5 * tc.signum(x - y)
+    return residual(m) * dx + residual(1.0 - m) * dy
+
+
+# select: d(select p a b) = select p da db, the predicate being piecewise constant
+@linearize_rule(Select)
+def _select_jvp(prim: Select, primals: Sequence[Tracer], tangents: Sequence[Tracer | Zero], out: Tracer) -> Any:
+    (pred, _, _), (_, da, db) = primals, tangents
+    return tc.select(residual(pred), da, db)
+
+
+# Transpose rules: the result's cotangent and the operands (Linear markers, or values)
+# -> one cotangent per operand. Binary operands broadcast like numpy, so each
+# cotangent is summed back to its operand's shape.
+
+
+# negate: (−dx)ᵀ ct = −ct
+@transpose_rule(Neg)
+def _neg_transpose(prim: Neg, ct: Tracer, x: Any) -> tuple[Any]:
+    return (-ct,)
+
+
+# add: (dx + dy)ᵀ ct = (ct, ct)
+@transpose_rule(Add)
+def _add_transpose(prim: Add, ct: Tracer, x: Any, y: Any) -> tuple[Any, Any]:
+    linear_operands(prim, (x, y), [(True, True)])
+    return unbroadcast(ct, x.type), unbroadcast(ct, y.type)
+
+
+# sub: (dx − dy)ᵀ ct = (ct, −ct)
+@transpose_rule(Sub)
+def _sub_transpose(prim: Sub, ct: Tracer, x: Any, y: Any) -> tuple[Any, Any]:
+    linear_operands(prim, (x, y), [(True, True)])
+    return unbroadcast(ct, x.type), unbroadcast(-ct, y.type)
+
+
+# mul: (r · dy)ᵀ ct = r · ct and (dx · r)ᵀ ct = ct · r
+@transpose_rule(Mul)
+def _mul_transpose(prim: Mul, ct: Tracer, x: Any, y: Any) -> tuple[Any, Any]:
+    x_linear, _ = linear_operands(prim, (x, y), [(True, False), (False, True)])
+    if x_linear:
+        return unbroadcast(y * ct, x.type), None
+    return None, unbroadcast(x * ct, y.type)
+
+
+# div: (dx / r)ᵀ ct = ct / r
+@transpose_rule(Div)
+def _div_transpose(prim: Div, ct: Tracer, x: Any, y: Any) -> tuple[Any, None]:
+    linear_operands(prim, (x, y), [(True, False)])
+    return unbroadcast(ct / y, x.type), None
+
+
+# select: (select p da db)ᵀ ct = (select p ct 0, select p 0 ct)
+@transpose_rule(Select)
+def _select_transpose(prim: Select, ct: Tracer, pred: Any, a: Any, b: Any) -> tuple[None, Any, Any]:
+    linear_operands(prim, (pred, a, b), [(False, True, True)])
+    return None, tc.select(pred, ct, 0.0), tc.select(pred, 0.0, ct)
+
+
+transpose_rule(Sin, Cos, Tan, Exp, Log, Sqrt, Tanh, Abs, Signum, Pow, Min, Max, Eq)(not_linear)

@@ -3,15 +3,20 @@ Semantics follow numpy and XLA (DESIGN §8)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 import typeclasses as tc
 from shax.errors import ShaxValueError
-from shax.primitives.base import Linearity, Primitive, int_pairs, ints
-from shax.rules import eval_rule, type_rule
+from shax.linear import Linear, Zero, unbroadcast
+from shax.primitives.base import Linearity, Primitive, derive_linearize_rules, int_pairs, ints
+from shax.rules import eval_rule, linearize_rule, transpose_rule, type_rule
 from shax.types import TensorType
+
+if TYPE_CHECKING:
+    from shax.tracer import Tracer
 
 L = Linearity.LINEAR
 
@@ -156,3 +161,61 @@ def _reduce_sum_type(prim: ReduceSum, x: TensorType) -> TensorType:
 @eval_rule(ReduceSum)
 def _reduce_sum_eval(prim: ReduceSum, x: Any) -> Any:
     return tc.reduce_sum(x, prim.axes)
+
+
+# Linearize rules. All of these are linear; pad only once its padding value is taken out.
+derive_linearize_rules(Reshape, Broadcast, Transpose, Slice, ReduceSum)
+
+
+# pad: d pad(x, v) = pad(dx, 0), the padding value being constant
+@linearize_rule(Pad)
+def _pad_jvp(prim: Pad, primals: Sequence[Tracer], tangents: Sequence[Tracer | Zero], out: Tracer) -> Any:
+    (dx,) = tangents
+    return tc.pad(dx, prim.lohi, 0.0)
+
+
+# Transpose rules: the result's cotangent and the (linear) operand -> its cotangent.
+
+
+# reshape: (reshape dx)ᵀ ct = ct reshaped back
+@transpose_rule(Reshape)
+def _reshape_transpose(prim: Reshape, ct: Tracer, x: Linear) -> tuple[Tracer]:
+    return (tc.reshape(ct, x.type.shape),)
+
+
+# broadcast: ct summed over the new axes and over the stretched size-1 axes
+@transpose_rule(Broadcast)
+def _broadcast_transpose(prim: Broadcast, ct: Tracer, x: Linear) -> tuple[Tracer]:
+    return (unbroadcast(ct, x.type, prim.dims),)
+
+
+# transpose: (transpose p dx)ᵀ ct = transpose p⁻¹ ct
+@transpose_rule(Transpose)
+def _transpose_transpose(prim: Transpose, ct: Tracer, x: Linear) -> tuple[Tracer]:
+    inverse = [0] * len(prim.perm)
+    for axis, p in enumerate(prim.perm):
+        inverse[p] = axis
+    return (tc.transpose(ct, inverse),)
+
+
+# slice: ct padded with zeros back to the operand's shape
+@transpose_rule(Slice)
+def _slice_transpose(prim: Slice, ct: Tracer, x: Linear) -> tuple[Tracer]:
+    lohi = [(s, n - e) for s, e, n in zip(prim.start, prim.end, x.type.shape)]
+    return (tc.pad(ct, lohi, 0.0),)
+
+
+# pad: (pad dx 0)ᵀ ct = ct sliced back to the operand's region
+@transpose_rule(Pad)
+def _pad_transpose(prim: Pad, ct: Tracer, x: Linear) -> tuple[Tracer]:
+    if prim.value != 0:
+        raise prim.fail(f"with padding value {prim.value} is affine, not linear, in its operand", x.type)
+    start = [lo for lo, _ in prim.lohi]
+    return (tc.slice(ct, start, [lo + n for lo, n in zip(start, x.type.shape)]),)
+
+
+# reduce_sum: ct broadcast back along the summed axes
+@transpose_rule(ReduceSum)
+def _reduce_sum_transpose(prim: ReduceSum, ct: Tracer, x: Linear) -> tuple[Tracer]:
+    kept = [a for a in range(x.type.rank) if a not in prim.axes]
+    return (tc.broadcast(ct, kept, x.type.shape),)

@@ -1,0 +1,131 @@
+"""Linearize: typed Definition -> LinearizedDefinition (JVP + partial evaluation, as in
+"You Only Linearize Once").
+
+    medium(args)                 -> outputs, then residuals
+    dmedium(tangents, residuals) -> output tangents       (linear in the tangents)
+
+The primal definition is re-run on the tracers of a primal trace while a linear trace,
+opened inside it, records the tangent program: each binding's linearize rule (from
+`shax.rules.linearize_rules`) computes its tangent from its operands' tangents. Primal
+values reach the linear program only through `shax.linear.residual`, which makes them
+arguments of the linear program; the primal program returns them, in the order the
+linear program first used them. Residuals the linear program ends up not using are
+dropped. Tangents that depend on no input are symbolic zeros, materialized only where
+a value is needed. One pass over the bindings: linear time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import shax.zeros  # noqa: F401 - registers the typeclass instance of symbolic zeros
+from shax.builder import Builder
+from shax.errors import ShaxError, ShaxTypeError, at
+from shax.evaluate import evaluate
+from shax.ir import Binding, Definition, LinearizedDefinition
+from shax.linear import Zero, crossing
+from shax.primitives import Arg, Broadcast
+from shax.printing import show_binding
+from shax.rules import rule_for
+from shax.sharing import recover_sharing
+from shax.stages.infer_types import infer_types
+from shax.tracer import Trace, Tracer, emit, lift, new_trace
+
+
+def linearize(defn: Definition) -> LinearizedDefinition:
+    for binding in defn.bindings:
+        if binding.var.type is None:
+            raise _fail(binding, "the definition is untyped; run shax.stages.infer_types first")
+    with new_trace(defn.arg_types) as primal, new_trace(defn.arg_types) as linear, crossing(primal, linear):
+        values: dict[int, Tracer] = {}  # var id -> its value, in the primal trace
+        tangents: dict[int, Tracer | Zero] = {}  # var id -> its tangent, in the linear trace (or a zero)
+        for binding in defn.bindings:
+            try:
+                values[binding.var.id], tangents[binding.var.id] = _linearize_binding(
+                    primal, linear, binding, values, tangents
+                )
+            except ShaxError as error:
+                raise _fail(binding, str(error), type(error)) from None
+        outputs = [values[v.id] for v in defn.outputs]
+        output_tangents = [materialize(linear, tangents[v.id]) for v in defn.outputs]
+    num_tangents = len(defn.arg_types)
+    builder = Builder()
+    linear_outputs = recover_sharing(builder, output_tangents)
+    bindings, used = _drop_unused_residuals(builder.bindings, num_tangents)
+    residuals = [linear.captured[k - num_tangents] for k in used]
+    linear_defn = Definition(
+        "d" + defn.name,
+        (*defn.arg_types, *(r.type for r in residuals)),
+        tuple(bindings),
+        tuple(linear_outputs),
+    )
+    builder = Builder()
+    primal_outputs = recover_sharing(builder, [*outputs, *residuals])
+    primal_defn = builder.build(defn.name, defn.arg_types, primal_outputs)
+    return LinearizedDefinition(infer_types(primal_defn), infer_types(linear_defn), len(residuals))
+
+
+def _linearize_binding(
+    primal: Trace,
+    linear: Trace,
+    binding: Binding,
+    values: dict[int, Tracer],
+    tangents: dict[int, Tracer | Zero],
+) -> tuple[Tracer, Tracer | Zero]:
+    """The value of `binding` in the primal trace, and its tangent."""
+    prim = binding.prim
+    if isinstance(prim, Arg):
+        if not binding.var.type.dtype.is_float:
+            raise ShaxTypeError(f"cannot differentiate with respect to the {binding.var.type} argument {prim.index}")
+        return primal.args[prim.index], linear.args[prim.index]
+    operands = [values[a.id] for a in binding.args]
+    operand_tangents = [tangents[a.id] for a in binding.args]
+    value = emit(primal, prim, ()) if prim.arity == 0 else rule_for("eval", prim)(prim, *operands)
+    if value.type != binding.var.type:
+        raise ShaxTypeError(f"annotated {binding.var.type}, but the operation gives {value.type}")
+    if operand_tangents and all(isinstance(t, Zero) for t in operand_tangents):
+        return value, Zero(value.type)
+    tangent = rule_for("linearize", prim)(prim, operands, operand_tangents, value)
+    tangent_type = tangent.type if isinstance(tangent, (Zero, Tracer)) else None
+    if tangent_type != value.type or (isinstance(tangent, Tracer) and tangent.trace is not linear):
+        raise ShaxTypeError(f"the linearize rule of {prim.name} gave {tangent!r}, not a {value.type} tangent")
+    return value, tangent
+
+
+def materialize(trace: Trace, tangent: Tracer | Zero) -> Tracer:
+    """`tangent` as a tracer of `trace`: a zero becomes a constant 0 broadcast to its shape."""
+    if not isinstance(tangent, Zero):
+        return tangent
+    zero = lift(trace, np.zeros((), tangent.type.dtype.numpy), None, "zero")
+    return zero if tangent.type.shape == () else emit(trace, Broadcast((), tangent.type.shape), (zero,))
+
+
+def _drop_unused_residuals(bindings: Sequence[Binding], num_tangents: int) -> tuple[list[Binding], list[int]]:
+    """The bindings with residual arguments renumbered to leave out the unused ones, and
+    the argument indices of the used residuals (in order)."""
+    used = sorted({b.prim.index for b in bindings if isinstance(b.prim, Arg) and b.prim.index >= num_tangents})
+    renumber = {k: num_tangents + position for position, k in enumerate(used)}
+    renumbered = [
+        Binding(b.var, Arg(renumber[b.prim.index]), b.args, b.source)
+        if isinstance(b.prim, Arg) and b.prim.index in renumber
+        else b
+        for b in bindings
+    ]
+    return renumbered, used
+
+
+def _fail(binding: Binding, message: str, error: type[ShaxError] = ShaxTypeError) -> ShaxError:
+    return at(error(f"linearize: in `{show_binding(binding)}`: {message}"), binding.source)
+
+
+def evaluate_linearized(
+    lin: LinearizedDefinition, primals: Sequence[Any], linear_args: Sequence[Any]
+) -> tuple[list[Any], list[Any]]:
+    """(outputs, linear outputs): the primal definition on `primals`, then the linear one
+    on `linear_args` (tangents, or cotangents once transposed) and the residuals."""
+    results = evaluate(lin.primal, *primals)
+    split = len(results) - lin.num_residuals
+    return results[:split], evaluate(lin.linear, *linear_args, *results[split:])

@@ -1,0 +1,45 @@
+"""Zip: LinearizedDefinition -> one Definition running the primal, then the linear part.
+
+    medium(args) -> outputs, residuals      dmediumt(cts, residuals) -> arg cotangents
+    medium_dmediumt(args, cts) -> outputs, arg cotangents
+
+On a transposed LinearizedDefinition this is the VJP definition; on one straight from
+`linearize`, the JVP definition (primals and tangents in, outputs and tangents out).
+The residuals become plain variables shared by the two halves. The result goes through
+the default cleanup passes (`shax.passes.cleanup`). One pass over each half: linear time.
+"""
+
+from __future__ import annotations
+
+# The module, not its names: shax.passes itself needs shax.stages (check_types).
+from shax import passes
+from shax.builder import Builder
+from shax.ir import Definition, LinearizedDefinition, Var
+from shax.primitives import Arg
+
+
+def zip_definitions(lin: LinearizedDefinition) -> Definition:
+    primal, linear = lin.primal, lin.linear
+    num_outputs = len(primal.outputs) - lin.num_residuals
+    num_linear_args = len(linear.arg_types) - lin.num_residuals
+    builder = Builder(hash_cons=True)
+    primal_var: dict[int, Var] = {}  # primal var id -> its var in the zipped definition
+    for b in primal.bindings:
+        primal_var[b.var.id] = builder.emit(b.prim, [primal_var[a.id] for a in b.args], b.var.type, b.source)
+    residuals = [primal_var[v.id] for v in primal.outputs[num_outputs:]]
+    linear_var: dict[int, Var] = {}  # linear var id -> its var in the zipped definition
+    for b in linear.bindings:
+        prim = b.prim
+        if isinstance(prim, Arg) and prim.index >= num_linear_args:
+            linear_var[b.var.id] = residuals[prim.index - num_linear_args]
+            continue
+        if isinstance(prim, Arg):
+            prim = Arg(len(primal.arg_types) + prim.index)
+        linear_var[b.var.id] = builder.emit(prim, [linear_var[a.id] for a in b.args], b.var.type, b.source)
+    outputs = [primal_var[v.id] for v in primal.outputs[:num_outputs]] + [linear_var[v.id] for v in linear.outputs]
+    zipped = builder.build(
+        f"{primal.name}_{linear.name}",
+        [*primal.arg_types, *linear.arg_types[:num_linear_args]],
+        [Var(v.id) for v in outputs],
+    )
+    return passes.cleanup(zipped)
