@@ -1,5 +1,6 @@
 """The original's `medium`, written once against the typeclasses: it runs on numpy
-arrays directly, and shax traces it into the typed let-IR.
+arrays directly, and shax traces it into the typed let-IR, then differentiates it in
+reverse mode, printing every stage as the original's transcript does.
 
     python examples/medium.py
 """
@@ -33,13 +34,11 @@ def main() -> None:
     x = np.arange(1, 7, dtype=np.float32)
     y = np.arange(1, 5, dtype=np.float32).reshape(2, 2)
     print("On numpy arrays:", medium(x, y))
-    traced = shax.trace(medium, f32[6], f32[2, 2])
-    print("After tracing:")
-    print(traced)
-    typed = shax.stages.infer_types(traced)
-    print("After type inference:")
-    print(typed)
-    print("Evaluated:", shax.evaluate(typed, x, y))
+    # The original's transcript: x as the point and as the tangent, ct = [5, 9].
+    ct = np.array([5, 9], dtype=np.float32)
+    explanation = shax.explain(medium, f32[6], f32[2, 2], inputs=[x, y], tangents=[x, y], cotangents=[ct])
+    print(explanation)
+    print("Evaluated:", shax.evaluate(explanation.typed, x, y))
 
 
 if __name__ == "__main__":

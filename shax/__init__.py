@@ -10,13 +10,14 @@
 from shax import passes, primitives, stages
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError
 from shax.evaluate import evaluate
+from shax.explain import Explanation, explain
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.tracer import Tracer
 from shax.tracing import trace
 from shax.types import DType, TensorType, bool_, f32, f64, i32
 
 __all__ = [
-    "Binding", "DType", "Definition", "LinearizedDefinition", "ShaxError", "ShaxTypeError",
-    "ShaxValueError", "TensorType", "Tracer", "Var", "bool_", "evaluate", "f32", "f64", "i32",
+    "Binding", "DType", "Definition", "Explanation", "LinearizedDefinition", "ShaxError", "ShaxTypeError",
+    "ShaxValueError", "TensorType", "Tracer", "Var", "bool_", "evaluate", "explain", "f32", "f64", "i32",
     "passes", "primitives", "stages", "trace",
 ]  # fmt: skip

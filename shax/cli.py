@@ -2,18 +2,21 @@
 
 shax trace examples/medium.py:medium "f32[6]" "f32[2,2]"
 shax types examples/medium.py:medium "f32[6]" "f32[2,2]"
+shax explain examples/medium.py:medium "f32[6]" "f32[2,2]" --cotangents "[[5, 9]]"
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from shax.errors import ShaxError, ShaxValueError
+from shax.explain import HEADERS, explain
 from shax.stages import infer_types
 from shax.tracing import trace
 from shax.types import TensorType
@@ -47,14 +50,44 @@ def _parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(command, help=summary)
         sub.add_argument("function", help="FILE.py:FUNCTION")
         sub.add_argument("types", nargs="*", help='argument types, e.g. "f32[2, 6]"')
+    sub = commands.add_parser("explain", help="print every stage of reverse mode, with values, as the original")
+    sub.add_argument("function", help="FILE.py:FUNCTION")
+    sub.add_argument("types", nargs="*", help='argument types, e.g. "f32[2, 6]"')
+    for option, what in (("inputs", "argument"), ("tangents", "argument"), ("cotangents", "output")):
+        sub.add_argument(
+            f"--{option}",
+            type=_values,
+            help=f'the {option} as JSON, one (nested) list per {what}, e.g. "[[1, 2], 3]" (default: random)',
+        )
+    sub.add_argument("--seed", type=int, default=0, help="seed of the random values (default: 0)")
+    sub.add_argument(
+        "--stages",
+        type=lambda text: [k.strip() for k in text.split(",")],
+        help=f"comma-separated sections to print (default: all): {','.join(HEADERS)}",
+    )
     return parser
+
+
+def _values(text: str) -> list[Any]:
+    try:
+        values = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"not JSON: {error}") from None
+    if not isinstance(values, list):
+        raise argparse.ArgumentTypeError("expected a JSON list with one value per argument (or output)")
+    return values
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         function = load_function(args.function)
-        defn = trace(function, *(TensorType.parse(t) for t in args.types))
+        types = [TensorType.parse(t) for t in args.types]
+        if args.command == "explain":
+            values = {"inputs": args.inputs, "tangents": args.tangents, "cotangents": args.cotangents}
+            print(explain(function, *types, **values, seed=args.seed).show(args.stages))
+            return 0
+        defn = trace(function, *types)
         print(defn if args.command == "trace" else infer_types(defn))
     except ShaxError as error:
         print(f"shax: {error}", file=sys.stderr)

@@ -107,3 +107,34 @@ def show_definition(defn: Definition) -> str:
     lines.extend(("  let " if k == 0 else "      ") + text for k, text in enumerate(bindings))
     lines.append("  in [" + ", ".join(show_var(v) for v in defn.outputs) + "]")
     return "\n".join(lines)
+
+
+def show_values(values: Any) -> str:
+    """A list of arrays as the original prints them:
+
+        [┌───────────────────┐
+         │-86.82799 156.29037│
+         │ 86.82799 156.29037│
+         └───────────────────┘]
+
+    each array in a box, the list in brackets."""
+    return "[" + ",\n ".join("\n ".join(_box(np.asarray(v))) for v in values) + "]"
+
+
+def _box(value: np.ndarray) -> list[str]:
+    """The lines of one array's box: a row per row of a matrix (a vector or scalar is one
+    row; higher ranks stack their matrices, a blank line between two), elements
+    right-aligned to a common width and separated by one space."""
+    if value.ndim < 2:
+        matrices = [value.reshape(1, -1)]
+    else:
+        matrices = list(value.reshape(-1, *value.shape[-2:]))
+    shown = [[[show_scalar(v) for v in row] for row in matrix] for matrix in matrices]
+    width = max((len(s) for matrix in shown for row in matrix for s in row), default=0)
+    rows: list[str] = []
+    for k, matrix in enumerate(shown):
+        if k:
+            rows.append("")
+        rows.extend(" ".join(s.rjust(width) for s in row) for row in matrix)
+    inner = max(map(len, rows), default=0)
+    return ["┌" + "─" * inner + "┐", *("│" + row.ljust(inner) + "│" for row in rows), "└" + "─" * inner + "┘"]

@@ -1,0 +1,147 @@
+"""`shax.explain`: the whole pipeline on one function, printed like the original's transcript.
+
+    print(shax.explain(medium, f32[6], f32[2, 2], inputs=x, tangents=x, cotangents=[ct]))
+
+traces `f`, infers types, rewrites (canonicalizing `dot`s, lowering `reduce_sum`),
+linearizes, evaluates f(x) and df(dx), transposes, evaluates dft(ct), zips the primal
+and the transpose into one VJP definition and evaluates it. Values not given are drawn
+from a seeded generator. `str()` prints every section; `show(keys)` only some of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from shax.errors import ShaxValueError
+from shax.evaluate import evaluate
+from shax.ir import Definition, LinearizedDefinition
+from shax.passes import apply_passes
+from shax.printing import show_values
+from shax.stages import evaluate_linearized, infer_types, linearize, transpose, zip_definitions
+from shax.tracing import trace
+from shax.types import TensorType, bool_
+
+REWRITES = ("canonicalize_dot_general", "lower_reductions_to_sums_of_slices")
+
+# section key -> its header, in the order of the transcript (the original spells "Ziped")
+HEADERS = {
+    "trace": "After tracing:",
+    "types": "After type inference:",
+    "rewrites": "After rewrites (canonicalizing `dot`s and lowering `reduce_sum` to pointwise `+` and `slice`):",
+    "linearized": "Linearized definition(s):",
+    "f": "f(x):",
+    "df": "df(dx):",
+    "transposed": "Transposed definition(s):",
+    "f_again": "f(x) (again):",
+    "dft": "dft(ct):",
+    "zipped": "Ziped primal and transpose:",
+    "vjp": "VJP:",
+}
+
+
+@attrs.frozen
+class Explanation:
+    """Every stage's result for one function and one set of values."""
+
+    traced: Definition
+    typed: Definition
+    rewritten: Definition
+    linearized: LinearizedDefinition
+    transposed: LinearizedDefinition
+    zipped: Definition
+    inputs: tuple[np.ndarray, ...]
+    tangents: tuple[np.ndarray, ...]
+    cotangents: tuple[np.ndarray, ...]
+    outputs: tuple[Any, ...]  # f(x)
+    output_tangents: tuple[Any, ...]  # df(dx)
+    outputs_again: tuple[Any, ...]  # f(x), from the transposed LinearizedDefinition
+    input_cotangents: tuple[Any, ...]  # dft(ct)
+    vjp: tuple[Any, ...]  # the zipped definition's results: f(x), then dft(ct)
+
+    def sections(self) -> dict[str, str]:
+        """Section key -> its text, in transcript order."""
+        return {
+            "trace": str(self.traced),
+            "types": str(self.typed),
+            "rewrites": str(self.rewritten),
+            "linearized": str(self.linearized),
+            "f": show_values(self.outputs),
+            "df": show_values(self.output_tangents),
+            "transposed": str(self.transposed),
+            "f_again": show_values(self.outputs_again),
+            "dft": show_values(self.input_cotangents),
+            "zipped": str(self.zipped),
+            "vjp": show_values(self.vjp),
+        }
+
+    def show(self, keys: Sequence[str] | None = None) -> str:
+        """The sections named by `keys` (all of them by default), each under its header."""
+        unknown = [k for k in keys or () if k not in HEADERS]
+        if unknown:
+            known = ", ".join(HEADERS)
+            raise ShaxValueError(f"explain: unknown section(s) {', '.join(unknown)}; the sections are {known}")
+        texts = self.sections()
+        return "\n".join(f"{HEADERS[k]}\n{texts[k]}" for k in HEADERS if keys is None or k in keys)
+
+    def __str__(self) -> str:
+        return self.show()
+
+
+def explain(
+    f: Callable[..., Any],
+    *arg_types: TensorType | str,
+    inputs: Sequence[Any] | None = None,
+    tangents: Sequence[Any] | None = None,
+    cotangents: Sequence[Any] | None = None,
+    seed: int = 0,
+) -> Explanation:
+    """Run every stage on `f` at `arg_types`; evaluate at `inputs` (x), `tangents` (dx)
+    and output `cotangents` (ct), each one value per argument (per output for ct)."""
+    traced = trace(f, *arg_types)
+    typed = infer_types(traced)
+    rewritten = apply_passes(typed, REWRITES)
+    linearized = linearize(rewritten)
+    transposed = transpose(linearized)
+    zipped = zip_definitions(transposed)
+    rng = np.random.default_rng(seed)
+    output_types = rewritten.output_types()
+    x = _values("inputs", typed.arg_types, inputs, rng)
+    dx = _values("tangents", typed.arg_types, tangents, rng)
+    ct = _values("cotangents", output_types, cotangents, rng)
+    outputs, output_tangents = evaluate_linearized(linearized, x, dx)
+    outputs_again, input_cotangents = evaluate_linearized(transposed, x, ct)
+    vjp = evaluate(zipped, *x, *ct)
+    return Explanation(
+        traced, typed, rewritten, linearized, transposed, zipped, x, dx, ct,
+        tuple(outputs), tuple(output_tangents), tuple(outputs_again), tuple(input_cotangents), tuple(vjp),
+    )  # fmt: skip
+
+
+def _values(
+    what: str, types: Sequence[TensorType], given: Sequence[Any] | None, rng: np.random.Generator
+) -> tuple[np.ndarray, ...]:
+    """The `given` values as arrays of `types`, or random ones (normal floats, small ints)."""
+    if given is None:
+        return tuple(_random(t, rng) for t in types)
+    if len(given) != len(types):
+        expected = ", ".join(map(str, types))
+        raise ShaxValueError(f"explain: {what} needs {len(types)} value(s) ({expected}), got {len(given)}")
+    arrays = []
+    for k, (t, value) in enumerate(zip(types, given)):
+        array = np.asarray(value, t.dtype.numpy)
+        if array.shape != t.shape:
+            raise ShaxValueError(f"explain: {what}[{k}] has shape {list(array.shape)}, but its type is {t}")
+        arrays.append(array)
+    return tuple(arrays)
+
+
+def _random(t: TensorType, rng: np.random.Generator) -> np.ndarray:
+    if t.dtype.is_float:
+        return rng.standard_normal(t.shape).astype(t.dtype.numpy)
+    if t.dtype == bool_:
+        return rng.random(t.shape) < 0.5
+    return rng.integers(-3, 4, t.shape).astype(t.dtype.numpy)
