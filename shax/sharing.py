@@ -15,8 +15,9 @@ from shax.ir import Var
 from shax.tracer import Tracer
 
 
-def recover_sharing(builder: Builder, outputs: Sequence[Tracer]) -> list[Var]:
-    """Emit a binding per node reachable from `outputs`; return the outputs' vars."""
+def recover_sharing(builder: Builder, outputs: Sequence[Tracer], typed: bool = False) -> list[Var]:
+    """Emit a binding per node reachable from `outputs`; return the outputs' vars.
+    With `typed`, bindings carry the types the tracer computed (no need to infer them)."""
     var_of: dict[int, Var] = {}  # id(node) -> the var bound to it
     for output in outputs:
         stack = [(output, 0)]  # (node, index of the next operand to visit)
@@ -32,5 +33,5 @@ def recover_sharing(builder: Builder, outputs: Sequence[Tracer]) -> list[Var]:
             else:
                 stack.pop()
                 args = [var_of[id(a)] for a in node.args]
-                var_of[id(node)] = builder.emit(node.prim, args, source=node.source)
+                var_of[id(node)] = builder.emit(node.prim, args, node.type if typed else None, node.source)
     return [var_of[id(o)] for o in outputs]

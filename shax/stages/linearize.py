@@ -25,14 +25,14 @@ import shax.zeros  # noqa: F401 - registers the typeclass instance of symbolic z
 from shax.builder import Builder
 from shax.errors import ShaxError, ShaxTypeError, at
 from shax.evaluate import evaluate
-from shax.ir import Binding, Definition, LinearizedDefinition
+from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.linear import Zero, crossing
 from shax.primitives import Arg, Broadcast
 from shax.printing import show_binding
 from shax.rules import rule_for
 from shax.sharing import recover_sharing
-from shax.stages.infer_types import infer_types
 from shax.tracer import Trace, Tracer, emit, lift, new_trace
+from shax.types import TensorType
 
 
 def linearize(defn: Definition) -> LinearizedDefinition:
@@ -53,19 +53,24 @@ def linearize(defn: Definition) -> LinearizedDefinition:
         output_tangents = [materialize(linear, tangents[v.id]) for v in defn.outputs]
     num_tangents = len(defn.arg_types)
     builder = Builder()
-    linear_outputs = recover_sharing(builder, output_tangents)
+    linear_outputs = recover_sharing(builder, output_tangents, typed=True)
     bindings, used = _drop_unused_residuals(builder.bindings, num_tangents)
     residuals = [linear.captured[k - num_tangents] for k in used]
     linear_defn = Definition(
         "d" + defn.name,
         (*defn.arg_types, *(r.type for r in residuals)),
         tuple(bindings),
-        tuple(linear_outputs),
+        tuple(Var(v.id) for v in linear_outputs),
     )
+    primal_defn = definition_of(defn.name, defn.arg_types, [*outputs, *residuals])
+    return LinearizedDefinition(primal_defn, linear_defn, len(residuals))
+
+
+def definition_of(name: str, arg_types: Sequence[TensorType], outputs: Sequence[Tracer]) -> Definition:
+    """The typed definition computing `outputs` from the tracers of a trace's arguments."""
     builder = Builder()
-    primal_outputs = recover_sharing(builder, [*outputs, *residuals])
-    primal_defn = builder.build(defn.name, defn.arg_types, primal_outputs)
-    return LinearizedDefinition(infer_types(primal_defn), infer_types(linear_defn), len(residuals))
+    output_vars = recover_sharing(builder, outputs, typed=True)
+    return builder.build(name, arg_types, [Var(v.id) for v in output_vars])
 
 
 def _linearize_binding(

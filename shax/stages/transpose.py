@@ -18,16 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from shax.builder import Builder
 from shax.errors import ShaxError, ShaxTypeError, at
 from shax.ir import Binding, LinearizedDefinition
 from shax.linear import Linear, Zero
 from shax.primitives import Arg, Constant
 from shax.printing import show_binding
 from shax.rules import rule_for
-from shax.sharing import recover_sharing
-from shax.stages.infer_types import infer_types
-from shax.stages.linearize import materialize
+from shax.stages.linearize import definition_of, materialize
 from shax.tracer import Trace, Tracer, emit, new_trace
 from shax.types import TensorType
 
@@ -73,10 +70,8 @@ def transpose(lin: LinearizedDefinition) -> LinearizedDefinition:
             arg_cotangents[k] if k in arg_cotangents else materialize(trace, Zero(t))
             for k, t in enumerate(linear.arg_types[:num_tangents])
         ]
-    builder = Builder()
-    outputs = recover_sharing(builder, results)
-    transposed = builder.build(linear.name + "t", [*output_types, *residual_types], outputs)
-    return LinearizedDefinition(lin.primal, infer_types(transposed), lin.num_residuals)
+    transposed = definition_of(linear.name + "t", [*output_types, *residual_types], results)
+    return LinearizedDefinition(lin.primal, transposed, lin.num_residuals)
 
 
 def _forward(
