@@ -11,7 +11,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from spec import SPECS
+from strategies import Program, programs
 
 import shax
 from shax import bool_, f32, f64, i32
@@ -433,3 +436,23 @@ def test_every_primitive_through_every_pass(spec: Any, case: Any, dtype: Any) ->
     args = spec.sample(case, dtype, np.random.default_rng(0))
     for p in PASSES.values():
         assert_same_meaning(defn, p(defn), args)
+
+
+# The original's property -----------------------------------------------------------------
+
+
+@given(program=programs(dtype=f64), names=st.lists(st.sampled_from(sorted(PASSES)), max_size=8))
+def test_passes_preserve_meaning_and_types(program: Program, names: list[str]) -> None:
+    defn = infer_types(shax.trace(program.fn, *program.arg_types))
+    out = apply_passes(defn, names)
+    assert is_numbered(out)
+    assert_same_meaning(defn, out, program.args)
+
+
+@given(program=programs(dtype=f64))
+def test_dce_and_cse_are_idempotent(program: Program) -> None:
+    defn = infer_types(shax.trace(program.fn, *program.arg_types))
+    for p in (dce, cse):
+        once = p(defn)
+        twice = p(once)
+        assert twice == once and str(twice) == str(once)
