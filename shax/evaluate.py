@@ -14,6 +14,7 @@ import numpy as np
 
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.ir import Definition
+from shax.location import show_location, user_location
 from shax.primitives import Arg
 from shax.printing import show_binding
 from shax.rules import rule_for
@@ -23,19 +24,30 @@ from shax.types import DType, TensorType, bool_
 
 def evaluate(defn: Definition, *args: Any) -> list[Any]:
     """The values of `defn`'s outputs on `args`, one list entry per output."""
-    if len(args) != len(defn.arg_types):
-        expected = ", ".join(map(str, defn.arg_types))
-        raise ShaxTypeError(
-            f"evaluate: {defn.name} takes {len(defn.arg_types)} argument(s) ({expected}), got {len(args)}"
-        )
-    values = [
-        check_argument(f"evaluate: argument {k} of {defn.name}", t, a)
-        for k, (t, a) in enumerate(zip(defn.arg_types, args))
-    ]
+    try:
+        if len(args) != len(defn.arg_types):
+            expected = ", ".join(map(str, defn.arg_types))
+            raise ShaxTypeError(
+                f"evaluate: {defn.name} takes {len(defn.arg_types)} argument(s) ({expected}), got {len(args)}"
+            )
+        values = [
+            check_argument(f"evaluate: argument {k} of {defn.name}", t, a)
+            for k, (t, a) in enumerate(zip(defn.arg_types, args))
+        ]
+    except ShaxError as error:  # bad arguments: point at the caller's line
+        raise at(error, show_location(user_location())) from None
     env: dict[int, Any] = {}  # var id -> its value
     for binding in defn.bindings:
         prim = binding.prim
+        if binding.var.id in env:
+            raise at(
+                ShaxValueError(f"evaluate: in `{show_binding(binding)}`: x{binding.var.id} is bound twice"),
+                binding.source,
+            )
         if isinstance(prim, Arg):
+            if not 0 <= prim.index < len(values):
+                message = f"evaluate: in `{show_binding(binding)}`: {defn.name} has {len(values)} argument(s)"
+                raise at(ShaxValueError(message), binding.source)
             env[binding.var.id] = values[prim.index]
             continue
         try:

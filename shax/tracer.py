@@ -204,13 +204,14 @@ def _reference_dtype(operands: Sequence[Any]) -> DType | None:
 def lift(trace: Trace, value: Any, reference: DType | None, op: str) -> Tracer:
     """`value` as a node of `trace`: its own tracer, a captured outer tracer, or a constant."""
     if isinstance(value, Tracer):
-        if value.trace is trace:
-            return value
+        # Checked first: `trace` itself is dead when every tracer operand escaped.
         if not value.trace.active:
             raise ShaxTypeError(
                 f"{op}: a tracer of type {value.type} escaped the function that was traced "
                 f"(created at {value.source or 'an argument'}); return it instead of storing it"
             )
+        if value.trace is trace:
+            return value
         return trace.capture(value)
     if isinstance(value, (bool, int, float)):
         value = np.asarray(value, _weak_dtype(value, reference, op).numpy)

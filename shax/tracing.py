@@ -19,6 +19,7 @@ import typeguard
 from shax.builder import Builder
 from shax.errors import ShaxError, ShaxTypeError, at
 from shax.ir import Definition
+from shax.location import show_location, user_location
 from shax.pytree import TreeDef, flatten, unflatten
 from shax.sharing import recover_sharing
 from shax.tracer import Tracer, lift, new_trace
@@ -54,7 +55,10 @@ def trace_pytree(f: Callable[..., Any], arg_trees: Sequence[Any], name: str | No
     """Trace `f` on one tracer per leaf of `arg_trees` (leaves: TensorTypes or their printed form)."""
     fname = name or function_name(f)
     leaves, in_tree = flatten(tuple(arg_trees), is_leaf=lambda x: isinstance(x, (TensorType, str)))
-    types = [_as_type(fname, k, leaf) for k, leaf in enumerate(leaves)]
+    try:
+        types = [_as_type(fname, k, leaf) for k, leaf in enumerate(leaves)]
+    except ShaxError as error:  # bad argument types: point at the caller's line
+        raise at(error, show_location(user_location())) from None
     with new_trace(types) as current:
         args = unflatten(in_tree, current.args)
         _check_call(f, fname, args)
@@ -83,7 +87,10 @@ def function_location(f: Callable[..., Any]) -> str | None:
 
 def _as_type(fname: str, k: int, leaf: Any) -> TensorType:
     if isinstance(leaf, str):
-        return TensorType.parse(leaf)
+        try:
+            return TensorType.parse(leaf)
+        except ShaxError as error:
+            raise type(error)(f"trace: argument type {k} of {fname}: {error}") from None
     if not isinstance(leaf, TensorType):
         raise ShaxTypeError(f"trace: argument type {k} of {fname} must be a TensorType like f32[2, 3], got {leaf!r}")
     return leaf
