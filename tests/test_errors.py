@@ -1,0 +1,395 @@
+"""Bad input raises a `shax.ShaxError` that is also a TypeError or ValueError, whose
+message names the operation, the types involved and the file:line of the user's code
+that wrote it. Hand-built bad definitions never surface as internal errors.
+
+The user's line of each case is marked with a `# <name>` comment at its end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import typeguard
+
+import shax
+from shax import f32, f64, i32
+from shax import primitives as P
+from shax.ir import Binding, Definition, Var
+from shax.stages import check_types, infer_types
+from typeclasses import (
+    broadcast,
+    dot_general,
+    eq,
+    max,
+    pad,
+    reduce_sum,
+    reshape,
+    select,
+    sin,
+    slice,
+    transpose,
+)
+
+SOURCE = Path(__file__).read_text().splitlines()
+
+
+def where(marker: str) -> str:
+    """`test_errors.py:<line>` of the line ending in `# <marker>`."""
+    lines = [k for k, line in enumerate(SOURCE, 1) if line.rstrip().endswith(f"# {marker}")]
+    assert len(lines) == 1, f"marker {marker!r} must mark exactly one line"
+    return f"{Path(__file__).name}:{lines[0]}"
+
+
+def check(error: BaseException, kind: type | tuple[type, ...], fragments: tuple[str, ...], marker: str | None) -> None:
+    assert isinstance(error, shax.ShaxError), f"{type(error).__name__}: {error}"
+    assert isinstance(error, kind), f"expected a {kind.__name__}, got {type(error).__mro__}"
+    message = str(error)
+    for fragment in fragments:
+        assert fragment in message, f"{fragment!r} not in {message!r}"
+    if marker is not None:
+        assert where(marker) in message, f"{where(marker)} not in {message!r}"
+
+
+# Operations with bad operands or static parameters, each written on a marked line.
+
+
+def bad_dot(x, y):
+    return dot_general(x, y, ((1,), (0,), (), ()))  # bad-dot
+
+
+def bad_matmul(x, y):
+    return x @ y  # bad-matmul
+
+
+def bad_dot_axes(x, y):
+    return dot_general(x, y, ((2,), (0,), (), ()))  # bad-dot-axes
+
+
+def bad_dot_batch(x, y):
+    return dot_general(x, y, ((2,), (1,), (0,), (0,)))  # bad-dot-batch
+
+
+def bad_broadcast(x):
+    return broadcast(x, [0], [2, 4])  # bad-broadcast
+
+
+def bad_broadcast_dims(x):
+    return broadcast(x, [1, 0], [3, 2])  # bad-broadcast-dims
+
+
+def bad_reshape(x):
+    return reshape(x, [4, 2])  # bad-reshape
+
+
+def bad_add(x, y):
+    return x + y  # bad-add
+
+
+def bad_mul(x, y):
+    return sin(x) * y  # bad-mul
+
+
+def bad_max(x, y):
+    return max(x, y)  # bad-max
+
+
+def bad_dtypes(x, y):
+    return x - y  # bad-dtypes
+
+
+def bad_weak_float(x):
+    return x * 1.5  # bad-weak-float
+
+
+def bad_select_shapes(p, a, b):
+    return select(eq(p, p), a, b)  # bad-select-shapes
+
+
+def bad_select_pred(p, a, b):
+    return select(p, a, b)  # bad-select-pred
+
+
+def bad_select_branches(p, a, b):
+    return select(eq(p, p), a, b)  # bad-select-branches
+
+
+def bad_perm(x):
+    return transpose(x, [0, 0])  # bad-perm
+
+
+def bad_perm_length(x):
+    return transpose(x, [1, 0, 2])  # bad-perm-length
+
+
+def bad_slice(x):
+    return slice(x, [1], [5])  # bad-slice
+
+
+def bad_slice_order(x):
+    return slice(x, [2], [1])  # bad-slice-order
+
+
+def bad_slice_rank(x):
+    return slice(x, [0], [1])  # bad-slice-rank
+
+
+def bad_pad(x):
+    return pad(x, [(-1, 0)], 0.0)  # bad-pad
+
+
+def bad_pad_rank(x):
+    return pad(x, [(1, 0)], 0.0)  # bad-pad-rank
+
+
+def bad_pad_pairs(x):
+    return pad(x, [1, 2], 0.0)  # bad-pad-pairs
+
+
+def bad_reduce_axes(x):
+    return reduce_sum(x, [2])  # bad-reduce-axes
+
+
+def bad_static_parameter(x):
+    return reshape(x, ["a", 2])  # bad-static-parameter
+
+
+T, V = TypeError, ValueError
+OPERATIONS: list[tuple[Callable[..., Any], tuple[shax.TensorType, ...], type[Exception], tuple[str, ...]]] = [
+    (bad_dot, (f32[2, 3], f32[4, 5]), T, ("dot_general", "f32[2, 3]", "f32[4, 5]")),
+    (bad_matmul, (f32[2, 3], f32[2, 3]), T, ("dot_general", "f32[2, 3]")),
+    (bad_dot_axes, (f32[2, 3], f32[3, 4]), V, ("dot_general", "f32[2, 3]", "f32[3, 4]")),
+    (bad_dot_batch, (f32[2, 3, 4], f32[5, 4, 3]), T, ("dot_general", "f32[2, 3, 4]", "f32[5, 4, 3]")),
+    (bad_broadcast, (f32[3],), T, ("broadcast", "f32[3]")),
+    (bad_broadcast_dims, (f32[2, 3],), T, ("broadcast", "f32[2, 3]")),
+    (bad_reshape, (f32[2, 3],), T, ("reshape", "f32[2, 3]", "[4, 2]")),
+    (bad_add, (f32[2, 3], f32[4]), T, ("add", "f32[2, 3]", "f32[4]")),
+    (bad_mul, (f32[2], f32[3]), T, ("mul", "f32[2]", "f32[3]")),
+    (bad_max, (f32[2], f32[3]), T, ("max", "f32[2]", "f32[3]")),
+    (bad_dtypes, (f32[2], f64[2]), T, ("sub", "f32[2]", "f64[2]")),
+    (bad_weak_float, (i32[2],), T, ("mul", "1.5", "i32")),
+    (bad_select_shapes, (f32[2], f32[3], f32[3]), T, ("select", "bool[2]", "f32[3]")),
+    (bad_select_pred, (f32[2], f32[2], f32[2]), T, ("select", "f32[2]", "bool")),
+    (bad_select_branches, (f32[2], f32[2], f64[2]), T, ("select", "f32[2]", "f64[2]")),
+    (bad_perm, (f32[2, 3],), V, ("transpose", "f32[2, 3]", "[0, 0]")),
+    (bad_perm_length, (f32[2, 3],), V, ("transpose", "f32[2, 3]")),
+    (bad_slice, (f32[3],), V, ("slice", "f32[3]")),
+    (bad_slice_order, (f32[3],), V, ("slice", "f32[3]")),
+    (bad_slice_rank, (f32[3, 2],), T, ("slice", "f32[3, 2]")),
+    (bad_pad, (f32[3],), V, ("pad", "f32[3]")),
+    (bad_pad_rank, (f32[3, 2],), T, ("pad", "f32[3, 2]")),
+    (bad_pad_pairs, (f32[2],), V, ("pad", "[1, 2]")),
+    (bad_reduce_axes, (f32[2, 3],), V, ("reduce_sum", "f32[2, 3]")),
+    (bad_static_parameter, (f32[2, 3],), V, ("reshape", "'a'")),
+]
+BREAK_ANNOTATIONS = {bad_pad_pairs, bad_static_parameter}
+
+
+@pytest.mark.parametrize(
+    ("function", "types", "kind", "fragments"), [pytest.param(*case, id=case[0].__name__) for case in OPERATIONS]
+)
+def test_bad_operation(
+    function: Callable[..., Any], types: tuple[shax.TensorType, ...], kind: type[Exception], fragments: tuple[str, ...]
+) -> None:
+    # These break the typeclass functions' annotations, which typeguard (on in this test
+    # suite only) would report before shax's own checks.
+    unguarded = typeguard.suppress_type_checks() if function in BREAK_ANNOTATIONS else contextlib.nullcontext()
+    with unguarded, pytest.raises(shax.ShaxError) as info:
+        shax.trace(function, *types)
+    check(info.value, kind, fragments, function.__name__.replace("_", "-"))
+
+
+# Arguments.
+
+
+def two_args(x, y):  # two-args
+    return x + y
+
+
+def test_trace_with_too_few_argument_types() -> None:
+    with pytest.raises(shax.ShaxError) as info:
+        shax.trace(two_args, f32[2])
+    check(info.value, TypeError, ("two_args", "f32[2]", "1 argument"), "two-args")
+
+
+def test_trace_with_too_many_argument_types() -> None:
+    with pytest.raises(shax.ShaxError) as info:
+        shax.trace(two_args, f32[2], f32[2], f32[2])
+    check(info.value, TypeError, ("two_args", "f32[2]", "3 argument"), "two-args")
+
+
+def test_trace_with_a_non_type() -> None:
+    with pytest.raises(shax.ShaxError) as info:
+        shax.trace(two_args, f32[2], 3)  # trace-non-type
+    check(info.value, TypeError, ("trace", "two_args", "3"), "trace-non-type")
+
+
+def test_trace_with_an_unreadable_type() -> None:
+    with pytest.raises(shax.ShaxError) as info:
+        shax.trace(two_args, f32[2], "f32[2, x]")  # trace-unreadable-type
+    check(info.value, ValueError, ("trace", "two_args", "f32[2, x]"), "trace-unreadable-type")
+
+
+@pytest.fixture
+def add_defn() -> Definition:
+    return infer_types(shax.trace(two_args, f32[2], f32[2]))
+
+
+def test_evaluate_with_the_wrong_number_of_arguments(add_defn: Definition) -> None:
+    x = np.zeros(2, np.float32)
+    with pytest.raises(shax.ShaxError) as info:
+        shax.evaluate(add_defn, x)  # evaluate-arity
+    check(info.value, TypeError, ("evaluate", "two_args", "f32[2]", "got 1"), "evaluate-arity")
+
+
+def test_evaluate_with_a_non_tensor(add_defn: Definition) -> None:
+    x = np.zeros(2, np.float32)
+    with pytest.raises(shax.ShaxError) as info:
+        shax.evaluate(add_defn, x, "a")  # evaluate-non-tensor
+    check(info.value, TypeError, ("evaluate", "two_args", "f32[2]", "str"), "evaluate-non-tensor")
+
+
+def test_evaluate_with_the_wrong_type(add_defn: Definition) -> None:
+    x = np.zeros(2, np.float32)
+    with pytest.raises(shax.ShaxError) as info:
+        shax.evaluate(add_defn, x, np.zeros(3, np.float64))  # evaluate-wrong-type
+    check(info.value, TypeError, ("evaluate", "two_args", "f32[2]", "f64[3]"), "evaluate-wrong-type")
+
+
+def returns_a_string(x):  # returns-a-string
+    return "a"
+
+
+def returns_none(x):  # returns-none
+    sin(x)
+
+
+def test_returning_a_non_tensor() -> None:
+    with pytest.raises(shax.ShaxError) as info:
+        shax.trace(returns_a_string, f32[2])
+    check(info.value, TypeError, ("returns_a_string", "str"), "returns-a-string")
+
+
+def test_returning_nothing() -> None:
+    with pytest.raises(shax.ShaxError) as info:
+        shax.trace(returns_none, f32[2])
+    check(info.value, TypeError, ("returns_none", "NoneType"), "returns-none")
+
+
+# Tracers used where they cannot be.
+
+
+def branches(x):
+    if x:  # python-if
+        return x
+    return -x
+
+
+def test_python_if_on_a_tracer() -> None:
+    with pytest.raises(shax.ShaxError) as info:
+        shax.trace(branches, f32[2])
+    check(info.value, TypeError, ("bool()", "f32[2]"), "python-if")
+
+
+def test_float_of_a_tracer() -> None:
+    with pytest.raises(shax.ShaxError) as info:
+        shax.trace(lambda x: float(x), f32[()])  # float-of-tracer
+    check(info.value, TypeError, ("float()", "f32[]"), "float-of-tracer")
+
+
+def leak(store: list[Any]) -> Any:
+    def keep(x):
+        store.append(sin(x))
+        return x
+
+    shax.trace(keep, f32[2])
+    return store[0]
+
+
+def test_escaped_tracer_used_in_another_trace() -> None:
+    escaped = leak([])
+
+    def use(y):
+        return escaped + y  # escaped-in-trace
+
+    with pytest.raises(shax.ShaxError) as info:
+        shax.trace(use, f32[2])
+    check(info.value, TypeError, ("escaped", "f32[2]"), "escaped-in-trace")
+
+
+def test_escaped_tracer_used_outside_any_trace() -> None:
+    escaped = leak([])
+    with pytest.raises(shax.ShaxError) as info:
+        escaped * 2.0  # escaped-outside
+    check(info.value, TypeError, ("escaped", "f32[2]"), "escaped-outside")
+
+
+def test_escaped_tracer_returned_from_another_trace() -> None:
+    escaped = leak([])
+    with pytest.raises(shax.ShaxError) as info:
+        shax.trace(lambda y: escaped, f32[2])
+    check(info.value, TypeError, ("escaped", "f32[2]"), None)
+
+
+# Hand-built bad definitions: only ShaxErrors, never internal errors.
+
+X = [Var(k) for k in range(4)]
+ARG = Binding(X[0], P.Arg(0), ())
+BAD_DEFINITIONS: dict[str, Definition] = {
+    "unbound_var": Definition("f", (f32[2],), (ARG, Binding(X[1], P.Sin(), (X[3],))), (X[1],)),
+    "arg_out_of_range": Definition("f", (f32[2],), (Binding(X[0], P.Arg(3), ()),), (X[0],)),
+    "negative_arg": Definition("f", (f32[2],), (Binding(X[0], P.Arg(-1), ()),), (X[0],)),
+    "too_many_operands": Definition("f", (f32[2],), (ARG, Binding(X[1], P.Sin(), (X[0], X[0]))), (X[1],)),
+    "too_few_operands": Definition("f", (f32[2],), (ARG, Binding(X[1], P.Add(), (X[0],))), (X[1],)),
+    "unbound_output": Definition("f", (f32[2],), (ARG,), (X[2],)),
+    "bound_twice": Definition("f", (f32[2],), (ARG, Binding(X[0], P.Sin(), (X[0],))), (X[0],)),
+    "operand_bound_later": Definition(
+        "f", (f32[2],), (ARG, Binding(X[1], P.Sin(), (X[2],)), Binding(X[2], P.Cos(), (X[0],))), (X[1],)
+    ),
+    "ill_typed": Definition("f", (f32[2],), (ARG, Binding(X[1], P.Reshape((3,)), (X[0],))), (X[1],)),
+}
+
+
+def annotated(defn: Definition) -> Definition:
+    """The definition with every var annotated f32[2] (for check_types)."""
+    bindings = tuple(
+        Binding(Var(b.var.id, f32[2]), b.prim, tuple(Var(a.id, f32[2]) for a in b.args), b.source)
+        for b in defn.bindings
+    )
+    return Definition(defn.name, defn.arg_types, bindings, defn.outputs)
+
+
+STAGES: dict[str, Callable[[Definition], Any]] = {
+    "infer_types": infer_types,
+    "check_types": lambda defn: check_types(annotated(defn)),
+    "evaluate": lambda defn: shax.evaluate(defn, np.zeros(2, np.float32)),
+}
+
+
+@pytest.mark.parametrize("stage", sorted(STAGES))
+@pytest.mark.parametrize("bad", sorted(BAD_DEFINITIONS))
+def test_bad_definition(stage: str, bad: str) -> None:
+    with pytest.raises(shax.ShaxError) as info:
+        STAGES[stage](BAD_DEFINITIONS[bad])
+    check(info.value, (TypeError, ValueError), (stage,), None)
+
+
+def test_check_types_rejects_a_wrong_annotation() -> None:
+    typed = infer_types(shax.trace(lambda x: reduce_sum(x, [0]), f32[2, 3]))
+    *rest, last = typed.bindings
+    wrong = Definition(
+        typed.name, typed.arg_types, (*rest, Binding(Var(last.var.id, f32[2]), last.prim, last.args)), typed.outputs
+    )
+    with pytest.raises(shax.ShaxError) as info:
+        check_types(wrong)
+    check(info.value, TypeError, ("check_types", "reduce_sum", "f32[2]", "f32[3]"), None)
+
+
+def test_check_types_rejects_an_untyped_definition() -> None:
+    with pytest.raises(shax.ShaxError) as info:
+        check_types(shax.trace(sin, f32[2]))
+    check(info.value, TypeError, ("check_types", "f32[2]"), None)
