@@ -20,20 +20,20 @@ per operand, None where there is none.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 import typeclasses as tc
-from shax.errors import ShaxError, ShaxTypeError
+from shax.errors import ShaxError
 from shax.rules import rule_for
 from shax.types import TensorType
 
 if TYPE_CHECKING:
     from shax.primitives.base import Primitive
-    from shax.tracer import Trace, Tracer
+    from shax.tracer import Tracer
 
 
 @attrs.frozen
@@ -76,14 +76,15 @@ class Linear:
     type: TensorType
 
 
-# (primal trace, linear trace) of each linearization under way, innermost last
-_crossings: list[tuple[Trace, Trace]] = []
+# How each linearization under way carries a primal value into its linear program
+# (innermost last); `shax.stages.linearize` provides it.
+_crossings: list[Callable[[Any], Any]] = []
 
 
 @contextmanager
-def crossing(primal: Trace, linear: Trace) -> Iterator[None]:
-    """Within this block, `residual` carries values of `primal` into `linear`."""
-    _crossings.append((primal, linear))
+def crossing(cross: Callable[[Any], Any]) -> Iterator[None]:
+    """Within this block, `residual` is `cross`."""
+    _crossings.append(cross)
     try:
         yield
     finally:
@@ -92,16 +93,10 @@ def crossing(primal: Trace, linear: Trace) -> Iterator[None]:
 
 def residual(x: Any) -> Any:
     """The primal value `x`, as the linear program sees it: an extra argument of the
-    linear program, which the primal program returns. Constants need no crossing."""
+    linear program, which the primal program returns (constants need no crossing)."""
     if not _crossings:
         raise ShaxError("residual: only linearize rules, while linearize runs, cross into a linear program")
-    primal, linear = _crossings[-1]
-    trace = getattr(x, "trace", None)
-    if trace is primal:
-        return linear.capture(x)
-    if trace is None and not isinstance(x, Zero):
-        return x
-    raise ShaxTypeError(f"residual: expected a primal value, got {x!r}, which the primal program does not compute")
+    return _crossings[-1](x)
 
 
 # linear f: d f(x, y) = f(dx, dy)

@@ -13,7 +13,7 @@ import attrs
 import numpy as np
 
 from shax.errors import ShaxTypeError, ShaxValueError
-from shax.linear import bilinear_jvp, linear_jvp, zero_tangent
+from shax.linear import bilinear_jvp, linear_jvp, not_linear, zero_tangent
 from shax.rules import eval_rule, linearize_rule, transpose_rule, type_rule
 from shax.types import TensorType
 
@@ -128,10 +128,5 @@ def _constant_eval(prim: Constant) -> np.ndarray:
 
 # constant: d c = 0
 linearize_rule(Constant)(zero_tangent)
-
-
-# A constant in a linear program is linear only as the zero map (how linearize fills a
-# zero tangent where a value is needed): 0ᵀ ct = nothing, ct is dropped.
-@transpose_rule(Constant)
-def _constant_transpose(prim: Constant, ct: Any) -> tuple[()]:
-    return ()
+# A constant does not depend on the tangents; transpose treats a zero one as the zero map.
+transpose_rule(Constant)(not_linear)

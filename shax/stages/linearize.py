@@ -27,7 +27,7 @@ from shax.errors import ShaxError, ShaxTypeError, at
 from shax.evaluate import evaluate
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.linear import Zero, crossing
-from shax.primitives import Arg, Broadcast
+from shax.primitives import Arg, Broadcast, Constant
 from shax.printing import show_binding
 from shax.rules import rule_for
 from shax.sharing import recover_sharing
@@ -39,7 +39,7 @@ def linearize(defn: Definition) -> LinearizedDefinition:
     for binding in defn.bindings:
         if binding.var.type is None:
             raise _fail(binding, "the definition is untyped; run shax.stages.infer_types first")
-    with new_trace(defn.arg_types) as primal, new_trace(defn.arg_types) as linear, crossing(primal, linear):
+    with new_trace(defn.arg_types) as primal, new_trace(defn.arg_types) as linear, crossing(_Crossing(primal, linear)):
         values: dict[int, Tracer] = {}  # var id -> its value, in the primal trace
         tangents: dict[int, Tracer | Zero] = {}  # var id -> its tangent, in the linear trace (or a zero)
         for binding in defn.bindings:
@@ -98,6 +98,24 @@ def _linearize_binding(
     if tangent_type != value.type or (isinstance(tangent, Tracer) and tangent.trace is not linear):
         raise ShaxTypeError(f"the linearize rule of {prim.name} gave {tangent!r}, not a {value.type} tangent")
     return value, tangent
+
+
+class _Crossing:
+    """`residual` while linearizing: a primal value becomes an argument of the linear
+    program (once, however often it is used); a constant is copied into it instead."""
+
+    def __init__(self, primal: Trace, linear: Trace) -> None:
+        self.primal = primal
+        self.linear = linear
+
+    def __call__(self, x: Any) -> Any:
+        if isinstance(x, Tracer) and x.trace is self.primal:
+            return x.prim.value if isinstance(x.prim, Constant) else self.linear.capture(x)
+        if isinstance(x, (Tracer, Zero)):
+            raise ShaxTypeError(
+                f"residual: expected a primal value, got {x!r}, which the primal program does not compute"
+            )
+        return x
 
 
 def materialize(trace: Trace, tangent: Tracer | Zero) -> Tracer:

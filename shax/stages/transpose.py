@@ -1,32 +1,43 @@
 """Transpose: LinearizedDefinition -> LinearizedDefinition whose linear part runs backwards.
 
-    dmedium(tangents, residuals)         -> output tangents
+    dmedium(tangents, residuals)           -> output tangents
     dmediumt(output cotangents, residuals) -> one cotangent per tangent input
 
-The primal definition is kept. In the linear definition, a value is *linear* if it
-depends on the tangent inputs (a constant zero counts too: it is the zero map, how
-linearize fills a zero tangent); every other value depends only on residuals and
-constants and is recomputed forward in the transposed definition. Then, from the last
-binding to the first, each linear binding with a cotangent hands it to its operands by
-its transpose rule (`shax.rules.transpose_rules`); cotangents reaching the same value
-add up. Tangent inputs no cotangent reaches get zeros. A binding that is not linear in
-the operands that depend on the tangents is an error naming it. One pass each way:
-linear time.
+The primal definition is kept. Each value of the linear definition is one of
+    linear:  it depends on the tangent inputs;
+    zero:    a constant zero, or a linear operation on zeros (how linearize fills a zero
+             tangent where a value is needed): the zero map, which passes no cotangent on;
+    a value: it depends only on residuals and constants.
+Zeros and values are recomputed forward in the transposed definition. Then, from the last
+binding to the first, each linear binding with a cotangent hands it to its operands by its
+transpose rule (`shax.rules.transpose_rules`); cotangents reaching the same value add up.
+Tangent inputs no cotangent reaches get zeros. A binding that is not linear in the
+operands that depend on the tangents, or a returned value that does, is an error naming it.
+One pass each way: linear time.
 """
 
 from __future__ import annotations
 
+import enum
+from typing import Any
+
 import numpy as np
 
 from shax.errors import ShaxError, ShaxTypeError, at
-from shax.ir import Binding, LinearizedDefinition
+from shax.ir import Binding, Definition, LinearizedDefinition
 from shax.linear import Linear, Zero
-from shax.primitives import Arg, Constant
+from shax.primitives import Arg, Constant, Linearity, Primitive
 from shax.printing import show_binding
 from shax.rules import rule_for
 from shax.stages.linearize import definition_of, materialize
 from shax.tracer import Trace, Tracer, emit, new_trace
-from shax.types import TensorType
+from shax.types import TensorType, bool_
+
+
+class Kind(enum.Enum):
+    LINEAR = "linear"
+    ZERO = "zero"
+    VALUE = "value"
 
 
 def transpose(lin: LinearizedDefinition) -> LinearizedDefinition:
@@ -37,89 +48,94 @@ def transpose(lin: LinearizedDefinition) -> LinearizedDefinition:
     num_tangents = len(linear.arg_types) - lin.num_residuals
     residual_types = linear.arg_types[num_tangents:]
     output_types = linear.output_types()
-    types = {b.var.id: b.var.type for b in linear.bindings}  # var id -> its type
     with new_trace([*output_types, *residual_types]) as trace:
-        is_linear: dict[int, bool] = {}  # var id -> whether it depends on the tangent inputs
-        values: dict[int, Tracer] = {}  # var id of a non-linear value -> its value, recomputed forward
+        state = _State(linear, trace, num_tangents)
         for binding in linear.bindings:
             try:
-                _forward(trace, num_tangents, len(output_types), binding, is_linear, values)
+                state.forward(binding)
             except ShaxError as error:
                 raise _fail(binding, str(error), type(error)) from None
-
-        cotangents: dict[int, Tracer] = {}  # var id of a linear value -> its cotangent so far
         for k, v in enumerate(linear.outputs):
-            if is_linear[v.id]:
-                _accumulate(cotangents, v.id, trace.args[k])
-            else:
-                message = f"returns x{v.id}, which does not depend on the tangent inputs (it is not linear in them)"
-                raise ShaxTypeError(f"transpose: {linear.name} {message}")
-        arg_cotangents: dict[int, Tracer] = {}  # tangent input index -> its cotangent so far
+            if state.kind[v.id] is Kind.VALUE:
+                message = f"returns x{v.id}, which does not depend on the tangent inputs and is not zero"
+                raise ShaxTypeError(f"transpose: {linear.name} is not linear: it {message}")
+            if state.kind[v.id] is Kind.LINEAR:
+                _accumulate(state.cotangents, v.id, trace.args[k])
         for binding in reversed(linear.bindings):
-            ct = cotangents.pop(binding.var.id, None)
-            if ct is None or not is_linear[binding.var.id]:
-                continue
-            if isinstance(binding.prim, Arg):
-                _accumulate(arg_cotangents, binding.prim.index, ct)
-                continue
             try:
-                _backward(binding, ct, types, is_linear, values, cotangents)
+                state.backward(binding)
             except ShaxError as error:
                 raise _fail(binding, str(error), type(error)) from None
         results = [
-            arg_cotangents[k] if k in arg_cotangents else materialize(trace, Zero(t))
+            state.arg_cotangents[k] if k in state.arg_cotangents else materialize(trace, Zero(t))
             for k, t in enumerate(linear.arg_types[:num_tangents])
         ]
     transposed = definition_of(linear.name + "t", [*output_types, *residual_types], results)
     return LinearizedDefinition(lin.primal, transposed, lin.num_residuals)
 
 
-def _forward(
-    trace: Trace,
-    num_tangents: int,
-    num_cotangents: int,
-    binding: Binding,
-    is_linear: dict[int, bool],
-    values: dict[int, Tracer],
-) -> None:
-    """Classify `binding` as linear or not; recompute it forward if it is not."""
-    prim = binding.prim
-    if isinstance(prim, Arg):
-        if prim.index < num_tangents:
-            if not binding.var.type.dtype.is_float:
-                raise ShaxTypeError(f"a tangent input must be a float tensor, not {binding.var.type}")
-            is_linear[binding.var.id] = True
+class _State:
+    def __init__(self, linear: Definition, trace: Trace, num_tangents: int) -> None:
+        self.trace = trace
+        self.num_tangents = num_tangents
+        # Arguments of the transposed definition: the output cotangents, then the residuals.
+        self.first_residual = len(linear.outputs)
+        self.types: dict[int, TensorType] = {b.var.id: b.var.type for b in linear.bindings}  # var id -> type
+        self.kind: dict[int, Kind] = {}  # var id -> its kind
+        self.values: dict[int, Tracer] = {}  # var id of a zero or a value -> it, recomputed forward
+        self.cotangents: dict[int, Tracer] = {}  # var id of a linear value -> its cotangent so far
+        self.arg_cotangents: dict[int, Tracer] = {}  # tangent input index -> its cotangent so far
+
+    def forward(self, binding: Binding) -> None:
+        """Classify `binding`; recompute it forward unless it is linear."""
+        prim, var = binding.prim, binding.var
+        if isinstance(prim, Arg) and prim.index < self.num_tangents:
+            if not var.type.dtype.is_float:
+                raise ShaxTypeError(f"a tangent input must be a float tensor, not {var.type}")
+            self.kind[var.id] = Kind.LINEAR
             return
-        is_linear[binding.var.id] = False
-        values[binding.var.id] = trace.args[num_cotangents + prim.index - num_tangents]
-        return
-    if isinstance(prim, Constant):
-        is_linear[binding.var.id] = prim.value.dtype.kind == "f" and not np.any(prim.value)
-        values[binding.var.id] = emit(trace, prim, ())
-        return
-    is_linear[binding.var.id] = any(is_linear[a.id] for a in binding.args)
-    if not is_linear[binding.var.id]:
-        values[binding.var.id] = rule_for("eval", prim)(prim, *(values[a.id] for a in binding.args))
+        if isinstance(prim, Arg):
+            self.kind[var.id] = Kind.VALUE
+            self.values[var.id] = self.trace.args[self.first_residual + prim.index - self.num_tangents]
+            return
+        if isinstance(prim, Constant):
+            self.kind[var.id] = Kind.VALUE if np.any(prim.value) else Kind.ZERO
+            self.values[var.id] = emit(self.trace, prim, ())
+            return
+        kinds = [self.kind[a.id] for a in binding.args]
+        if Kind.LINEAR in kinds:
+            self.kind[var.id] = Kind.LINEAR
+            return
+        zeros = [k is Kind.ZERO for a, k in zip(binding.args, kinds) if self.types[a.id].dtype != bool_]
+        linear_in_zeros = prim.linearity is Linearity.LINEAR and zeros and all(zeros)
+        self.kind[var.id] = Kind.ZERO if linear_in_zeros else Kind.VALUE
+        self.values[var.id] = rule_for("eval", prim)(prim, *(self.values[a.id] for a in binding.args))
 
+    def backward(self, binding: Binding) -> None:
+        """Hand the cotangent of a linear binding's result to its linear operands."""
+        ct = self.cotangents.pop(binding.var.id, None)
+        if ct is None:
+            return
+        prim = binding.prim
+        if isinstance(prim, Arg):
+            _accumulate(self.arg_cotangents, prim.index, ct)
+            return
+        operand_cts = rule_for("transpose", prim)(prim, ct, *(self._operand(prim, a.id) for a in binding.args))
+        for a, operand_ct in zip(binding.args, operand_cts, strict=True):
+            if operand_ct is None or self.kind[a.id] is not Kind.LINEAR:
+                continue
+            if operand_ct.type != self.types[a.id]:
+                raise ShaxTypeError(f"the transpose rule of {prim.name} gave a {operand_ct.type} cotangent for x{a.id}")
+            _accumulate(self.cotangents, a.id, operand_ct)
 
-def _backward(
-    binding: Binding,
-    ct: Tracer,
-    types: dict[int, TensorType],
-    is_linear: dict[int, bool],
-    values: dict[int, Tracer],
-    cotangents: dict[int, Tracer],
-) -> None:
-    """Hand the cotangent `ct` of a linear binding's result to its linear operands."""
-    prim = binding.prim
-    operands = [Linear(types[a.id]) if is_linear[a.id] else values[a.id] for a in binding.args]
-    operand_cts = rule_for("transpose", prim)(prim, ct, *operands)
-    for a, operand_ct in zip(binding.args, operand_cts, strict=True):
-        if operand_ct is None or not is_linear[a.id]:
-            continue
-        if operand_ct.type != types[a.id]:
-            raise ShaxTypeError(f"the transpose rule of {prim.name} gave a {operand_ct.type} cotangent for x{a.id}")
-        _accumulate(cotangents, a.id, operand_ct)
+    def _operand(self, prim: Primitive, var_id: int) -> Any:
+        """How a transpose rule sees an operand: a `Linear` marker, or its value. A zero
+        where the operation is linear (`dx + 0`, a select's zero branch) is linear too."""
+        kind, operand_type = self.kind[var_id], self.types[var_id]
+        linear_zero = kind is Kind.ZERO and prim.linearity is Linearity.LINEAR and operand_type.dtype != bool_
+        if kind is Kind.LINEAR or linear_zero:
+            return Linear(operand_type)
+        return self.values[var_id]
 
 
 def _accumulate(cotangents: dict[int, Tracer], key: int, ct: Tracer) -> None:
