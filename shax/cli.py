@@ -31,7 +31,10 @@ def load_function(spec: str) -> Callable[..., Any]:
     if module_spec is None or module_spec.loader is None or not Path(path).is_file():
         raise ShaxValueError(f"cannot load a Python file from {path!r}")
     module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as error:  # the user's file fails to import: report it as bad input
+        raise ShaxValueError(f"cannot load {path}: {type(error).__name__}: {error}") from error
     function = getattr(module, name, None)
     if not callable(function):
         raise ShaxValueError(f"{path} defines no function {name!r}")
