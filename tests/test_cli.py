@@ -1,0 +1,83 @@
+"""The `shax` command: `shax trace|types FILE.py:FUNCTION TYPE...` prints a stage;
+bad input exits with status 1 and a one-line message on stderr."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shax.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT / "tests" / "golden" / "medium_pipeline.txt"
+
+
+def golden_block(header: str) -> list[str]:
+    text = [line.rstrip() for line in GOLDEN.read_text().splitlines()]
+    start = text.index(header) + 1
+    end = next((k for k in range(start, len(text)) if not text[k].startswith((" ", "def "))), len(text))
+    return text[start:end]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[str], str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, [line.rstrip() for line in out.splitlines()], err
+
+
+@pytest.fixture(autouse=True)
+def in_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+def test_types_prints_the_typed_medium(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "types", "examples/medium.py:medium", "f32[6]", "f32[2,2]")
+    assert (status, err) == (0, "")
+    assert out == golden_block("After type inference:")
+
+
+def test_trace_prints_the_untyped_medium(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "trace", "examples/medium.py:medium", "f32[6]", "f32[2, 2]")
+    assert (status, err) == (0, "")
+    assert out == golden_block("After tracing:")
+
+
+BAD = [
+    ("missing_file", ["types", "examples/nowhere.py:medium", "f32[6]", "f32[2,2]"], "nowhere.py"),
+    ("missing_function", ["types", "examples/medium.py:large", "f32[6]", "f32[2,2]"], "large"),
+    ("no_function_name", ["types", "examples/medium.py", "f32[6]", "f32[2,2]"], "FILE.py:FUNCTION"),
+    ("not_python", ["types", "README.md:medium", "f32[6]", "f32[2,2]"], "README.md"),
+    ("unreadable_type", ["types", "examples/medium.py:medium", "f32[6]", "f32[2,two]"], "f32[2,two]"),
+    ("unknown_dtype", ["types", "examples/medium.py:medium", "f16[6]", "f32[2,2]"], "f16[6]"),
+    ("shape_error", ["types", "examples/medium.py:medium", "f32[5]", "f32[2,2]"], "broadcast"),
+    ("too_few_types", ["trace", "examples/medium.py:medium", "f32[6]"], "medium"),
+]
+
+
+@pytest.mark.parametrize(("argv", "mentioned"), [pytest.param(*bad[1:], id=bad[0]) for bad in BAD])
+def test_bad_input_exits_with_1(capsys: pytest.CaptureFixture[str], argv: list[str], mentioned: str) -> None:
+    status, out, err = run(capsys, *argv)
+    assert status == 1
+    assert out == []
+    assert err.startswith("shax: ") and mentioned in err
+
+
+def test_a_file_that_fails_to_import(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text("def f(x:\n")
+    status, out, err = run(capsys, "types", f"{broken}:f", "f32[2]")
+    assert status == 1
+    assert err.startswith("shax: ") and "broken.py" in err
+
+
+def test_the_module_runs_as_a_program() -> None:
+    command = [sys.executable, "-m", "shax.cli", "types", "examples/medium.py:medium", "f32[6]", "f32[2,2]"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert [line.rstrip() for line in done.stdout.splitlines()] == golden_block("After type inference:")
+    done = subprocess.run([*command[:-1], "f32[3,3]"], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert done.returncode == 1
+    assert done.stderr.startswith("shax: ") and "Traceback" not in done.stderr
