@@ -106,8 +106,12 @@ class _State:
         if Kind.LINEAR in kinds:
             self.kind[var.id] = Kind.LINEAR
             return
-        zeros = [k is Kind.ZERO for a, k in zip(binding.args, kinds) if self.types[a.id].dtype != bool_]
-        linear_in_zeros = prim.linearity is Linearity.LINEAR and zeros and all(zeros)
+        # A linear operation on zeros is zero (a bool value beside them is a select's predicate).
+        linear_in_zeros = (
+            prim.linearity is Linearity.LINEAR
+            and Kind.ZERO in kinds
+            and all(k is Kind.ZERO or self.types[a.id].dtype == bool_ for a, k in zip(binding.args, kinds))
+        )
         self.kind[var.id] = Kind.ZERO if linear_in_zeros else Kind.VALUE
         self.values[var.id] = rule_for("eval", prim)(prim, *(self.values[a.id] for a in binding.args))
 
