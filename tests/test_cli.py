@@ -8,18 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_golden import golden_block
 
 from shax.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-GOLDEN = ROOT / "tests" / "golden" / "medium_pipeline.txt"
-
-
-def golden_block(header: str) -> list[str]:
-    text = [line.rstrip() for line in GOLDEN.read_text().splitlines()]
-    start = text.index(header) + 1
-    end = next((k for k in range(start, len(text)) if not text[k].startswith((" ", "def "))), len(text))
-    return text[start:end]
+TYPED_MEDIUM = golden_block("medium_pipeline.txt", "After type inference:")
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[str], str]:
@@ -36,13 +30,13 @@ def in_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_types_prints_the_typed_medium(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "types", "examples/medium.py:medium", "f32[6]", "f32[2,2]")
     assert (status, err) == (0, "")
-    assert out == golden_block("After type inference:")
+    assert out == TYPED_MEDIUM
 
 
 def test_trace_prints_the_untyped_medium(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "trace", "examples/medium.py:medium", "f32[6]", "f32[2, 2]")
     assert (status, err) == (0, "")
-    assert out == golden_block("After tracing:")
+    assert out == golden_block("medium_pipeline.txt", "After tracing:")
 
 
 BAD = [
@@ -77,7 +71,9 @@ def test_the_module_runs_as_a_program() -> None:
     command = [sys.executable, "-m", "shax.cli", "types", "examples/medium.py:medium", "f32[6]", "f32[2,2]"]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
-    assert [line.rstrip() for line in done.stdout.splitlines()] == golden_block("After type inference:")
+    assert [line.rstrip() for line in done.stdout.splitlines()] == golden_block(
+        "medium_pipeline.txt", "After type inference:"
+    )
     done = subprocess.run([*command[:-1], "f32[3,3]"], cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 1
     assert done.stderr.startswith("shax: ") and "Traceback" not in done.stderr
