@@ -62,14 +62,15 @@ def test_untyped_trace_evaluates_too(program: Program) -> None:
 @given(programs())
 def test_inferred_types_check(program: Program) -> None:
     defn = traced(program)
-    assert not defn.is_typed or not any(not isinstance(b.prim, P.Arg) for b in defn.bindings)
+    assert all(b.var.type is None for b in defn.bindings)
     typed = infer_types(defn)
     assert typed.is_typed
     assert check_types(typed) is typed
-    assert infer_types(typed) == typed
-    # Types are the eager ones the tracer computed, and the argument types are kept.
+    assert str(infer_types(typed)) == str(typed)
     assert typed.arg_types == program.arg_types
-    assert [b.var.id for b in typed.bindings] == [b.var.id for b in defn.bindings]
+    assert [(b.var.id, b.prim, b.args) for b in typed.bindings] == [(b.var.id, b.prim, b.args) for b in defn.bindings]
+    arg_bindings = [b for b in typed.bindings if isinstance(b.prim, P.Arg)]
+    assert all(b.var.type == program.arg_types[b.prim.index] for b in arg_bindings)
 
 
 @given(programs())
@@ -119,3 +120,12 @@ def test_printing_shows_every_binding(typed: bool, data: st.DataObject) -> None:
         if typed:
             assert TensorType.parse(match.group(5)) == binding.var.type
     assert last == "  in [" + ", ".join(f"x{v.id}" for v in defn.outputs) + "]"
+
+
+@given(programs(max_args=2, max_outputs=1, max_steps=4))
+def test_program_repr_lists_the_steps(program: Program) -> None:
+    lines = repr(program).splitlines()
+    assert 1 <= len(program.arg_types) <= 2 and len(program.outputs) == 1 and len(program.steps) <= 4
+    assert len(lines) == len(program.steps) + 2
+    assert lines[0].startswith("Program(" + ", ".join(map(str, program.arg_types)) + ")")
+    assert lines[-1] == f"  return v{program.outputs[0]}"
