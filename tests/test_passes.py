@@ -144,7 +144,7 @@ def test_every_pass_keeps_medium_meaning(name: str) -> None:
 
 def test_dce_drops_dead_bindings_keeps_args_and_renumbers() -> None:
     def body(b: Builder, x: Var, unused: Var) -> Var:
-        b.emit(Cos(), [x])
+        b.emit(Sin(), [b.emit(Cos(), [x])])  # a dead chain
         return b.emit(Sin(), [x])
 
     out = dce(build([f32[3], f32[2]], body))

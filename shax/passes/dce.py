@@ -8,21 +8,17 @@ Idempotent: the output has no dead bindings, so a second run changes nothing.
 
 from __future__ import annotations
 
-from shax.builder import Builder
-from shax.ir import Binding, Definition, Var
-from shax.passes.rewrite import keep, rewrite
+from shax.ir import Definition
+from shax.passes.rewrite import check_input, keep, walk
 from shax.primitives import Arg
 
 
 def dce(defn: Definition) -> Definition:
+    check_input("dce", defn)
     live = {v.id for v in defn.outputs}  # ids of input vars some output depends on
+    kept = []  # the live bindings and the argument bindings, last first
     for binding in reversed(defn.bindings):
         if binding.var.id in live or isinstance(binding.prim, Arg):
             live.update(a.id for a in binding.args)
-
-    def keep_live(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var | None:
-        if binding.var.id in live or isinstance(binding.prim, Arg):
-            return keep(builder, binding, args)
-        return None
-
-    return rewrite("dce", defn, keep_live)
+            kept.append(binding)
+    return walk(Definition(defn.name, defn.arg_types, tuple(reversed(kept)), defn.outputs), keep)

@@ -1,12 +1,11 @@
 """The walk every pass shares.
 
 `rewrite(pass_name, defn, rule)` first checks that `defn` is typed and well formed
-(raising a ShaxError that names the pass and the binding), then visits the bindings
-in order. The rule maps each binding, given its operands' vars in the output, to
-the output var that holds its value (None for a binding nothing uses any more),
-emitting any new bindings through one Builder: the output is renumbered x0, x1, ...
-in emission order and `xk = argj` bindings stay bindings. One pass over the
-bindings, no recursion: linear time.
+(raising a ShaxError that names the pass and the binding), then `walk`s it: the
+bindings are visited in order and the rule maps each one, given its operands' vars in
+the output, to the output var that holds its value, emitting any new bindings through
+one Builder. The output is renumbered x0, x1, ... in emission order, and `xk = argj`
+bindings stay bindings. One pass over the bindings, no recursion: linear time.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from shax.rules import rule_for
 from shax.stages import check_types
 
 # builder, binding, its operands' output vars -> the output var holding its value
-Rule = Callable[[Builder, Binding, tuple[Var, ...]], Var | None]
+Rule = Callable[[Builder, Binding, tuple[Var, ...]], Var]
 
 
 def check_input(pass_name: str, defn: Definition) -> None:
@@ -40,12 +39,15 @@ def check_input(pass_name: str, defn: Definition) -> None:
 
 def rewrite(pass_name: str, defn: Definition, rule: Rule, *, hash_cons: bool = False) -> Definition:
     check_input(pass_name, defn)
+    return walk(defn, rule, hash_cons=hash_cons)
+
+
+def walk(defn: Definition, rule: Rule, *, hash_cons: bool = False) -> Definition:
+    """`defn` rebuilt by `rule`, binding by binding (`defn` must be well formed)."""
     builder = Builder(hash_cons=hash_cons)
     new_var: dict[int, Var] = {}  # input var id -> the output var holding its value
     for binding in defn.bindings:
-        var = rule(builder, binding, tuple(new_var[a.id] for a in binding.args))
-        if var is not None:
-            new_var[binding.var.id] = var
+        new_var[binding.var.id] = rule(builder, binding, tuple(new_var[a.id] for a in binding.args))
     # Returned vars keep the input's style: annotated only if they were.
     outputs = [new_var[v.id] if v.type is not None else Var(new_var[v.id].id) for v in defn.outputs]
     return builder.build(defn.name, defn.arg_types, outputs)
