@@ -180,8 +180,8 @@ def _constant(draw: Draw, dtype: DType, shape: Shape, nonzero: bool) -> tuple[An
     return value, f"np.array({value.tolist()}, {np.dtype(dtype.numpy).name})"
 
 
-def _elements(dtype: DType, bound: float = ARG_BOUND) -> st.SearchStrategy[float]:
-    return st.floats(-bound, bound, width=32 if dtype == f32 else 64, allow_subnormal=False)
+def _elements(dtype: DType) -> st.SearchStrategy[float]:
+    return st.floats(-ARG_BOUND, ARG_BOUND, width=32 if dtype == f32 else 64, allow_subnormal=False)
 
 
 def _pick(draw: Draw, values: list[Value], accept: Callable[[Value], bool] = lambda v: True) -> int | None:
