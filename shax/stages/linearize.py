@@ -88,7 +88,7 @@ def _linearize_binding(
         return primal.args[prim.index], linear.args[prim.index]
     operands = [values[a.id] for a in binding.args]
     operand_tangents = [tangents[a.id] for a in binding.args]
-    value = emit(primal, prim, ()) if prim.arity == 0 else rule_for("eval", prim)(prim, *operands)
+    value = emit(primal, prim, tuple(operands))
     if value.type != binding.var.type:
         raise ShaxTypeError(f"annotated {binding.var.type}, but the operation gives {value.type}")
     if operand_tangents and all(isinstance(t, Zero) for t in operand_tangents):

@@ -113,7 +113,7 @@ class _State:
             and all(k is Kind.ZERO or self.types[a.id].dtype == bool_ for a, k in zip(binding.args, kinds))
         )
         self.kind[var.id] = Kind.ZERO if linear_in_zeros else Kind.VALUE
-        self.values[var.id] = rule_for("eval", prim)(prim, *(self.values[a.id] for a in binding.args))
+        self.values[var.id] = emit(self.trace, prim, tuple(self.values[a.id] for a in binding.args))
 
     def backward(self, binding: Binding) -> None:
         """Hand the cotangent of a linear binding's result to its linear operands."""

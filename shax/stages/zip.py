@@ -22,7 +22,7 @@ def zip_definitions(lin: LinearizedDefinition) -> Definition:
     primal, linear = lin.primal, lin.linear
     num_outputs = len(primal.outputs) - lin.num_residuals
     num_linear_args = len(linear.arg_types) - lin.num_residuals
-    builder = Builder(hash_cons=True)
+    builder = Builder()
     primal_var: dict[int, Var] = {}  # primal var id -> its var in the zipped definition
     for b in primal.bindings:
         primal_var[b.var.id] = builder.emit(b.prim, [primal_var[a.id] for a in b.args], b.var.type, b.source)
