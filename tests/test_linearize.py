@@ -258,3 +258,17 @@ def test_linearity_traits_are_consistent_with_the_tables() -> None:
     bilinear or nonlinear."""
     assert Constant.linearity is Linearity.NON_DIFFERENTIABLE
     assert linearize_rules[Constant] is linearize_rules[shax.primitives.Eq]
+
+
+def test_malformed_definitions_are_named_errors() -> None:
+    good = infer_types(shax.trace(sin, f32[2]))
+    unbound = attrs.evolve(good, bindings=good.bindings[1:])
+    with pytest.raises(
+        shax.ShaxValueError, match=r"linearize: in `x1 :: f32\[2\] = sin x0`: x0 used before being bound"
+    ):
+        linearize(unbound)
+    no_args = attrs.evolve(good, arg_types=())
+    with pytest.raises(shax.ShaxValueError, match=r"linearize: in `x0 :: f32\[2\] = arg0`: sin has 0 argument"):
+        linearize(no_args)
+    with pytest.raises(shax.ShaxValueError, match="linearize: sin returns x7, never bound"):
+        linearize(attrs.evolve(good, outputs=(Var(7),)))

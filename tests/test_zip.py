@@ -27,9 +27,11 @@ from strategies import Program, programs
 
 import shax
 from shax import f32, f64
+from shax.ir import LinearizedDefinition
 from shax.passes import cleanup
 from shax.primitives import Arg
 from shax.stages import check_types, infer_types, linearize, transpose, zip_definitions
+from typeclasses import sin
 
 MEDIUMS = [pytest.param(rewritten_medium, id="rewritten"), pytest.param(typed_medium, id="typed")]
 
@@ -85,3 +87,15 @@ def test_zip_is_primal_then_transpose(program: Program) -> None:
     rng = np.random.default_rng(0)
     check_zip(zip_definitions(transposed), transposed, program.args, rng)
     check_zip(zip_definitions(lin), lin, program.args, rng)
+
+
+def test_residuals_that_do_not_fit() -> None:
+    lin = linearize(rewritten_medium())
+    with pytest.raises(shax.ShaxValueError, match="zip_definitions: 99 residual"):
+        zip_definitions(LinearizedDefinition(lin.primal, lin.linear, 99))
+    with pytest.raises(shax.ShaxTypeError, match=r"transpose: medium returns residuals \(.*\) but dmedium takes"):
+        other = linearize(typed_medium()).primal  # 10 residuals, of other shapes
+        transpose(LinearizedDefinition(other, lin.linear, 10))
+    untyped = LinearizedDefinition(shax.trace(sin, f32[2]), lin.linear, 0)
+    with pytest.raises(shax.ShaxTypeError, match="zip_definitions: in `x0 = arg0`: the definition is untyped"):
+        zip_definitions(untyped)

@@ -23,7 +23,7 @@ import numpy as np
 
 import shax.zeros  # noqa: F401 - registers the typeclass instance of symbolic zeros
 from shax.builder import Builder
-from shax.errors import ShaxError, ShaxTypeError, at
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.evaluate import evaluate
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.linear import Zero, crossing
@@ -36,9 +36,7 @@ from shax.types import TensorType
 
 
 def linearize(defn: Definition) -> LinearizedDefinition:
-    for binding in defn.bindings:
-        if binding.var.type is None:
-            raise _fail(binding, "the definition is untyped; run shax.stages.infer_types first")
+    check_well_formed("linearize", defn)
     with new_trace(defn.arg_types) as primal, new_trace(defn.arg_types) as linear, crossing(_Crossing(primal, linear)):
         values: dict[int, Tracer] = {}  # var id -> its value, in the primal trace
         tangents: dict[int, Tracer | Zero] = {}  # var id -> its tangent, in the linear trace (or a zero)
@@ -48,7 +46,7 @@ def linearize(defn: Definition) -> LinearizedDefinition:
                     primal, linear, binding, values, tangents
                 )
             except ShaxError as error:
-                raise _fail(binding, str(error), type(error)) from None
+                raise fail("linearize", binding, str(error), type(error)) from None
         outputs = [values[v.id] for v in defn.outputs]
         output_tangents = [materialize(linear, tangents[v.id]) for v in defn.outputs]
     num_tangents = len(defn.arg_types)
@@ -140,8 +138,47 @@ def _drop_unused_residuals(bindings: Sequence[Binding], num_tangents: int) -> tu
     return renumbered, used
 
 
-def _fail(binding: Binding, message: str, error: type[ShaxError] = ShaxTypeError) -> ShaxError:
-    return at(error(f"linearize: in `{show_binding(binding)}`: {message}"), binding.source)
+def fail(stage: str, binding: Binding, message: str, error: type[ShaxError] = ShaxTypeError) -> ShaxError:
+    return at(error(f"{stage}: in `{show_binding(binding)}`: {message}"), binding.source)
+
+
+def check_well_formed(stage: str, defn: Definition) -> None:
+    """Nothing if every binding of `defn` is typed, reads a declared argument or vars bound
+    before it, and every returned var is bound; else a ShaxError naming `stage` and the binding.
+    (Types themselves are checked as the stage recomputes each operation.)"""
+    bound: set[int] = set()
+    for binding in defn.bindings:
+        if binding.var.type is None:
+            raise fail(stage, binding, "the definition is untyped; run shax.stages.infer_types first")
+        unbound = [f"x{a.id}" for a in binding.args if a.id not in bound]
+        if unbound:
+            raise fail(stage, binding, f"{', '.join(unbound)} used before being bound", ShaxValueError)
+        if isinstance(binding.prim, Arg) and not 0 <= binding.prim.index < len(defn.arg_types):
+            raise fail(stage, binding, f"{defn.name} has {len(defn.arg_types)} argument(s)", ShaxValueError)
+        bound.add(binding.var.id)
+    unbound = [f"x{v.id}" for v in defn.outputs if v.id not in bound]
+    if unbound:
+        raise ShaxValueError(f"{stage}: {defn.name} returns {', '.join(unbound)}, never bound")
+
+
+def check_linearized(stage: str, lin: LinearizedDefinition) -> None:
+    """Both definitions well formed, and the primal's last `num_residuals` results are the
+    linear definition's last `num_residuals` arguments."""
+    check_well_formed(stage, lin.primal)
+    check_well_formed(stage, lin.linear)
+    primal, linear, count = lin.primal, lin.linear, lin.num_residuals
+    if not 0 <= count <= min(len(primal.outputs), len(linear.arg_types)):
+        message = (
+            f"{primal.name} returns {len(primal.outputs)} value(s) and {linear.name} takes {len(linear.arg_types)}"
+        )
+        raise ShaxValueError(f"{stage}: {count} residual(s) do not fit: {message}")
+    returned = primal.output_types()[len(primal.outputs) - count :]
+    taken = linear.arg_types[len(linear.arg_types) - count :]
+    if returned != taken:
+        shown = ", ".join(map(str, returned)), ", ".join(map(str, taken))
+        raise ShaxTypeError(
+            f"{stage}: {primal.name} returns residuals ({shown[0]}) but {linear.name} takes ({shown[1]})"
+        )
 
 
 def evaluate_linearized(

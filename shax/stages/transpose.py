@@ -23,13 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from shax.errors import ShaxError, ShaxTypeError, at
+from shax.errors import ShaxError, ShaxTypeError
 from shax.ir import Binding, Definition, LinearizedDefinition
 from shax.linear import Linear, Zero
 from shax.primitives import Arg, Constant, Linearity, Primitive
-from shax.printing import show_binding
 from shax.rules import rule_for
-from shax.stages.linearize import definition_of, materialize
+from shax.stages.linearize import check_linearized, definition_of, fail, materialize
 from shax.tracer import Trace, Tracer, emit, new_trace
 from shax.types import TensorType, bool_
 
@@ -41,10 +40,8 @@ class Kind(enum.Enum):
 
 
 def transpose(lin: LinearizedDefinition) -> LinearizedDefinition:
+    check_linearized("transpose", lin)
     linear = lin.linear
-    for binding in linear.bindings:
-        if binding.var.type is None:
-            raise _fail(binding, "the definition is untyped; run shax.stages.infer_types first")
     num_tangents = len(linear.arg_types) - lin.num_residuals
     residual_types = linear.arg_types[num_tangents:]
     output_types = linear.output_types()
@@ -54,7 +51,7 @@ def transpose(lin: LinearizedDefinition) -> LinearizedDefinition:
             try:
                 state.forward(binding)
             except ShaxError as error:
-                raise _fail(binding, str(error), type(error)) from None
+                raise fail("transpose", binding, str(error), type(error)) from None
         for k, v in enumerate(linear.outputs):
             if state.kind[v.id] is Kind.VALUE:
                 message = f"returns x{v.id}, which does not depend on the tangent inputs and is not zero"
@@ -65,7 +62,7 @@ def transpose(lin: LinearizedDefinition) -> LinearizedDefinition:
             try:
                 state.backward(binding)
             except ShaxError as error:
-                raise _fail(binding, str(error), type(error)) from None
+                raise fail("transpose", binding, str(error), type(error)) from None
         results = [
             state.arg_cotangents[k] if k in state.arg_cotangents else materialize(trace, Zero(t))
             for k, t in enumerate(linear.arg_types[:num_tangents])
@@ -144,7 +141,3 @@ class _State:
 
 def _accumulate(cotangents: dict[int, Tracer], key: int, ct: Tracer) -> None:
     cotangents[key] = cotangents[key] + ct if key in cotangents else ct
-
-
-def _fail(binding: Binding, message: str, error: type[ShaxError] = ShaxTypeError) -> ShaxError:
-    return at(error(f"transpose: in `{show_binding(binding)}`: {message}"), binding.source)

@@ -16,9 +16,11 @@ from shax import passes
 from shax.builder import Builder
 from shax.ir import Definition, LinearizedDefinition, Var
 from shax.primitives import Arg
+from shax.stages.linearize import check_linearized
 
 
 def zip_definitions(lin: LinearizedDefinition) -> Definition:
+    check_linearized("zip_definitions", lin)
     primal, linear = lin.primal, lin.linear
     num_outputs = len(primal.outputs) - lin.num_residuals
     num_linear_args = len(linear.arg_types) - lin.num_residuals
