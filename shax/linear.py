@@ -5,7 +5,7 @@ the linear trace, opened inside it, records the tangent program. A linearize rul
 computes primal quantities with typeclass functions on primal tracers and combines
 them with tangents; `residual(x)` is the one crossing from the primal to the linear
 program: the primal value `x` becomes an argument of the linear program, returned
-by the primal one (a residual). The golden's `sin` is
+by the primal one (a residual). For sin, d(sin x) = cos x · dx is
 
     residual(tc.cos(x)) * dx
 

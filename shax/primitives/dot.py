@@ -72,6 +72,7 @@ def _dot_general_eval(prim: DotGeneral, x: Any, y: Any) -> Any:
     return tc.dot_general(x, y, prim.dims)
 
 
+# dot_general is bilinear: d dot(x, y) = dot(x, dy) + dot(dx, y)
 derive_linearize_rules(DotGeneral)
 
 

@@ -191,7 +191,7 @@ for _cls, _function in _FUNCTIONS.items():
 # Linearize rules: primal operands, their tangents (maybe Zero), the primal result -> the
 # result's tangent. Rules see at least one tangent that is not Zero.
 
-# negate, add and sub are linear, mul bilinear.
+# negate, add and sub are linear: d(x + y) = dx + dy; mul is bilinear: d(x·y) = x·dy + dx·y
 derive_linearize_rules(Neg, Add, Sub, Mul)
 
 
@@ -341,4 +341,5 @@ def _select_transpose(prim: Select, ct: Tracer, pred: Any, a: Any, b: Any) -> tu
     return None, tc.select(pred, ct, 0.0), tc.select(pred, 0.0, ct)
 
 
+# The rest are linear in no operand: applied to a linear value, they make a program nonlinear.
 transpose_rule(Sin, Cos, Tan, Exp, Log, Sqrt, Tanh, Abs, Signum, Pow, Min, Max, Eq)(not_linear)

@@ -163,7 +163,7 @@ def _reduce_sum_eval(prim: ReduceSum, x: Any) -> Any:
     return tc.reduce_sum(x, prim.axes)
 
 
-# Linearize rules. All of these are linear; pad only once its padding value is taken out.
+# Linearize rules. These are linear, d f(x) = f(dx); pad only once its value is taken out.
 derive_linearize_rules(Reshape, Broadcast, Transpose, Slice, ReduceSum)
 
 
