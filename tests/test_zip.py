@@ -99,3 +99,14 @@ def test_residuals_that_do_not_fit() -> None:
     untyped = LinearizedDefinition(shax.trace(sin, f32[2]), lin.linear, 0)
     with pytest.raises(shax.ShaxTypeError, match="zip_definitions: in `x0 = arg0`: the definition is untyped"):
         zip_definitions(untyped)
+
+
+def test_stages_pause_the_collector_only_while_they_run() -> None:
+    import gc
+
+    assert gc.isenabled()
+    zip_definitions(transpose(linearize(rewritten_medium())))
+    assert gc.isenabled()
+    with pytest.raises(shax.ShaxError):
+        linearize(shax.trace(sin, f32[2]))
+    assert gc.isenabled()

@@ -25,6 +25,7 @@ import shax.zeros  # noqa: F401 - registers the typeclass instance of symbolic z
 from shax.builder import Builder
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.evaluate import evaluate
+from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.linear import Zero, crossing
 from shax.primitives import Arg, Broadcast, Constant
@@ -35,6 +36,7 @@ from shax.tracer import Trace, Tracer, emit, lift, new_trace
 from shax.types import TensorType
 
 
+@collector_paused()
 def linearize(defn: Definition) -> LinearizedDefinition:
     check_well_formed("linearize", defn)
     with new_trace(defn.arg_types) as primal, new_trace(defn.arg_types) as linear, crossing(_Crossing(primal, linear)):

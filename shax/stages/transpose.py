@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from shax.errors import ShaxError, ShaxTypeError
+from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, LinearizedDefinition
 from shax.linear import Linear, Zero
 from shax.primitives import Arg, Constant, Linearity, Primitive
@@ -39,6 +40,7 @@ class Kind(enum.Enum):
     VALUE = "value"
 
 
+@collector_paused()
 def transpose(lin: LinearizedDefinition) -> LinearizedDefinition:
     check_linearized("transpose", lin)
     linear = lin.linear

@@ -14,11 +14,13 @@ from __future__ import annotations
 # The module, not its names: shax.passes itself needs shax.stages (check_types).
 from shax import passes
 from shax.builder import Builder
+from shax.gcpause import collector_paused
 from shax.ir import Definition, LinearizedDefinition, Var
 from shax.primitives import Arg
 from shax.stages.linearize import check_linearized
 
 
+@collector_paused()
 def zip_definitions(lin: LinearizedDefinition) -> Definition:
     check_linearized("zip_definitions", lin)
     primal, linear = lin.primal, lin.linear
