@@ -43,7 +43,7 @@ HEADERS = {
 }
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)  # it holds arrays, which do not compare to a bool
 class Explanation:
     """Every stage's result for one function and one set of values."""
 
