@@ -20,20 +20,23 @@ def _fail(stage: str, binding: Binding, message: str, error: type[ShaxError] = S
     return at(error(f"{stage}: in `{show_binding(binding)}`: {message}"), binding.source)
 
 
-def binding_type(stage: str, defn: Definition, binding: Binding, env: dict[int, TensorType]) -> TensorType:
-    """The type of `binding` given the types `env` (var id -> type) of earlier vars."""
+def binding_type(stage: str, defn: Definition, binding: Binding, operands: tuple[TensorType | None, ...]) -> TensorType:
+    """The type of `binding` given its operands' types (None for an unbound operand).
+
+    Callers pass the operand types, not their whole environment, so that checking the
+    call (typeguard, in the tests) costs per operand, not per var of the definition."""
     prim = binding.prim
     if isinstance(prim, Arg):
         if not 0 <= prim.index < len(defn.arg_types):
             raise _fail(stage, binding, f"{defn.name} has {len(defn.arg_types)} arguments", ShaxValueError)
         return defn.arg_types[prim.index]
-    unbound = [f"x{a.id}" for a in binding.args if a.id not in env]
+    unbound = [f"x{a.id}" for a, t in zip(binding.args, operands) if t is None]
     if unbound:
         raise _fail(stage, binding, f"{', '.join(unbound)} used before being bound", ShaxValueError)
     if len(binding.args) != prim.arity:
         raise _fail(stage, binding, f"{prim.name} takes {prim.arity} operand(s), got {len(binding.args)}")
     try:
-        return rule_for("type", prim)(prim, *(env[a.id] for a in binding.args))
+        return rule_for("type", prim)(prim, *operands)
     except ShaxError as error:
         raise _fail(stage, binding, str(error), type(error)) from None
 
@@ -44,7 +47,7 @@ def infer_types(defn: Definition) -> Definition:
     for binding in defn.bindings:
         if binding.var.id in env:
             raise _fail("infer_types", binding, f"x{binding.var.id} is bound twice", ShaxValueError)
-        t = binding_type("infer_types", defn, binding, env)
+        t = binding_type("infer_types", defn, binding, tuple(env.get(a.id) for a in binding.args))
         env[binding.var.id] = t
         args = tuple(Var(a.id, env[a.id]) for a in binding.args)
         typed.append(Binding(Var(binding.var.id, t), binding.prim, args, binding.source))
@@ -58,7 +61,7 @@ def check_types(defn: Definition) -> Definition:
     for binding in defn.bindings:
         if binding.var.id in env:
             raise _fail("check_types", binding, f"x{binding.var.id} is bound twice", ShaxValueError)
-        t = binding_type("check_types", defn, binding, env)
+        t = binding_type("check_types", defn, binding, tuple(env.get(a.id) for a in binding.args))
         if binding.var.type != t:
             raise _fail("check_types", binding, f"annotated {binding.var.type}, but the rule gives {t}")
         env[binding.var.id] = t
