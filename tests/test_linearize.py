@@ -272,3 +272,14 @@ def test_malformed_definitions_are_named_errors() -> None:
         linearize(no_args)
     with pytest.raises(shax.ShaxValueError, match="linearize: sin returns x7, never bound"):
         linearize(attrs.evolve(good, outputs=(Var(7),)))
+
+
+def test_a_rule_must_cross_through_residual(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule that mixes a primal value into the linear program by hand is caught."""
+
+    def by_hand(prim: Any, primals: Any, tangents: Any, out: Any) -> Any:
+        return cos(primals[0]) * tangents[0]
+
+    monkeypatch.setitem(linearize_rules, shax.primitives.Sin, by_hand)
+    with pytest.raises(shax.ShaxTypeError, match="rule of sin used a primal value .* without residual"):
+        linearize(infer_types(shax.trace(sin, f32[2])))

@@ -39,16 +39,18 @@ from shax.types import TensorType
 @collector_paused()
 def linearize(defn: Definition) -> LinearizedDefinition:
     check_well_formed("linearize", defn)
-    with new_trace(defn.arg_types) as primal, new_trace(defn.arg_types) as linear, crossing(_Crossing(primal, linear)):
+    with new_trace(defn.arg_types) as primal, new_trace(defn.arg_types) as linear:
+        cross = _Crossing(primal, linear)
         values: dict[int, Tracer] = {}  # var id -> its value, in the primal trace
         tangents: dict[int, Tracer | Zero] = {}  # var id -> its tangent, in the linear trace (or a zero)
-        for binding in defn.bindings:
-            try:
-                values[binding.var.id], tangents[binding.var.id] = _linearize_binding(
-                    primal, linear, binding, values, tangents
-                )
-            except ShaxError as error:
-                raise fail("linearize", binding, str(error), type(error)) from None
+        with crossing(cross):
+            for binding in defn.bindings:
+                try:
+                    values[binding.var.id], tangents[binding.var.id] = _linearize_binding(
+                        cross, binding, values, tangents
+                    )
+                except ShaxError as error:
+                    raise fail("linearize", binding, str(error), type(error)) from None
         outputs = [values[v.id] for v in defn.outputs]
         output_tangents = [materialize(linear, tangents[v.id]) for v in defn.outputs]
     num_tangents = len(defn.arg_types)
@@ -74,13 +76,13 @@ def definition_of(name: str, arg_types: Sequence[TensorType], outputs: Sequence[
 
 
 def _linearize_binding(
-    primal: Trace,
-    linear: Trace,
+    cross: _Crossing,
     binding: Binding,
     values: dict[int, Tracer],
     tangents: dict[int, Tracer | Zero],
 ) -> tuple[Tracer, Tracer | Zero]:
     """The value of `binding` in the primal trace, and its tangent."""
+    primal, linear = cross.primal, cross.linear
     prim = binding.prim
     if isinstance(prim, Arg):
         if not binding.var.type.dtype.is_float:
@@ -94,6 +96,10 @@ def _linearize_binding(
     if operand_tangents and all(isinstance(t, Zero) for t in operand_tangents):
         return value, Zero(value.type)
     tangent = rule_for("linearize", prim)(prim, operands, operand_tangents, value)
+    if len(linear.captured) != cross.crossed:
+        raise ShaxTypeError(
+            f"the linearize rule of {prim.name} used a primal value in the linear program without residual()"
+        )
     tangent_type = tangent.type if isinstance(tangent, (Zero, Tracer)) else None
     if tangent_type != value.type or (isinstance(tangent, Tracer) and tangent.trace is not linear):
         raise ShaxTypeError(f"the linearize rule of {prim.name} gave {tangent!r}, not a {value.type} tangent")
@@ -107,10 +113,15 @@ class _Crossing:
     def __init__(self, primal: Trace, linear: Trace) -> None:
         self.primal = primal
         self.linear = linear
+        self.crossed = 0  # how many primal values have crossed (the linear trace captures nothing else)
 
     def __call__(self, x: Any) -> Any:
         if isinstance(x, Tracer) and x.trace is self.primal:
-            return x.prim.value if isinstance(x.prim, Constant) else self.linear.capture(x)
+            if isinstance(x.prim, Constant):
+                return x.prim.value
+            captured = self.linear.capture(x)
+            self.crossed = len(self.linear.captured)
+            return captured
         if isinstance(x, (Tracer, Zero)):
             raise ShaxTypeError(
                 f"residual: expected a primal value, got {x!r}, which the primal program does not compute"
