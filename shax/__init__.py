@@ -1,10 +1,10 @@
 """shax: a typed, functional EDSL for automatic differentiation, after the Haskell shax.
 
-    import shax
-    from shax import f32
-    defn = shax.trace(medium, f32[6], f32[2, 2])     # After tracing
-    typed = shax.stages.infer_types(defn)           # After type inference
-    shax.evaluate(typed, x, y)
+import shax
+from shax import f32
+defn = shax.trace(medium, f32[6], f32[2, 2])     # After tracing
+typed = shax.stages.infer_types(defn)           # After type inference
+shax.evaluate(typed, x, y)
 """
 
 from shax import passes, primitives, stages

@@ -3,9 +3,28 @@
 from shax.primitives.base import SMALL_CONSTANT, Arg, Constant, Linearity, Primitive
 from shax.primitives.dot import DotGeneral
 from shax.primitives.pointwise import (
-    Abs, Add, Binary, Cos, Div, Eq, Exp, Log, Max, Min, Mul, Neg, Pow, Select, Signum, Sin,
-    Sqrt, Sub, Tan, Tanh, Unary,
-)  # fmt: skip
+    Abs,
+    Add,
+    Binary,
+    Cos,
+    Div,
+    Eq,
+    Exp,
+    Log,
+    Max,
+    Min,
+    Mul,
+    Neg,
+    Pow,
+    Select,
+    Signum,
+    Sin,
+    Sqrt,
+    Sub,
+    Tan,
+    Tanh,
+    Unary,
+)
 from shax.primitives.shape import Broadcast, Pad, ReduceSum, Reshape, Slice, Transpose
 
 
