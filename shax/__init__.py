@@ -1,10 +1,9 @@
 """shax: a typed, functional EDSL for automatic differentiation, after the Haskell shax.
 
-import shax
-from shax import f32
-defn = shax.trace(medium, f32[6], f32[2, 2])     # After tracing
-typed = shax.stages.infer_types(defn)           # After type inference
-shax.evaluate(typed, x, y)
+Trace a function (`shax.trace(medium, f32[6], f32[2, 2])`), type it
+(`shax.stages.infer_types`), rewrite it (`shax.passes`), differentiate it
+(`shax.stages.linearize`, `transpose`, `zip_definitions`) and run it (`shax.evaluate`);
+`shax.explain` prints every stage.
 """
 
 from shax import passes, primitives, stages
