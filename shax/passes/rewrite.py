@@ -10,6 +10,7 @@ bindings stay bindings. One pass over the bindings, no recursion: linear time.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 
 from shax.builder import Builder
@@ -24,9 +25,17 @@ from shax.stages import check_types
 Rule = Callable[[Builder, Binding, tuple[Var, ...]], Var]
 
 
+# id -> definition, for the definitions known to be well typed: checked already, or built
+# by a pass (whose bindings are typed by the type rules). A pipeline then checks its input
+# once, not before every pass. Weak values: an entry goes when its definition does.
+_well_typed: weakref.WeakValueDictionary[int, Definition] = weakref.WeakValueDictionary()
+
+
 def check_input(pass_name: str, defn: Definition) -> None:
     """Nothing if `defn` is typed and every annotation agrees with the type rules;
     else a ShaxError naming `pass_name` and the offending binding."""
+    if _well_typed.get(id(defn)) is defn:
+        return
     for binding in defn.bindings:
         if binding.var.type is None:
             message = f"{pass_name}: in `{show_binding(binding)}`: untyped binding; run shax.stages.infer_types first"
@@ -35,6 +44,7 @@ def check_input(pass_name: str, defn: Definition) -> None:
         check_types(defn)
     except ShaxError as error:
         raise type(error)(f"{pass_name}: {error}") from None
+    _well_typed[id(defn)] = defn
 
 
 def rewrite(pass_name: str, defn: Definition, rule: Rule, *, hash_cons: bool = False) -> Definition:
@@ -50,7 +60,9 @@ def walk(defn: Definition, rule: Rule, *, hash_cons: bool = False) -> Definition
         new_var[binding.var.id] = rule(builder, binding, tuple(new_var[a.id] for a in binding.args))
     # Returned vars keep the input's style: annotated only if they were.
     outputs = [new_var[v.id] if v.type is not None else Var(new_var[v.id].id) for v in defn.outputs]
-    return builder.build(defn.name, defn.arg_types, outputs)
+    rewritten = builder.build(defn.name, defn.arg_types, outputs)
+    _well_typed[id(rewritten)] = rewritten
+    return rewritten
 
 
 def keep(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
