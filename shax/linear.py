@@ -30,6 +30,7 @@ import typeclasses as tc
 from shax.errors import ShaxError
 from shax.rules import rule_for
 from shax.types import TensorType
+from typeclasses.operators import Operators
 
 if TYPE_CHECKING:
     from shax.primitives.base import Primitive
@@ -37,33 +38,10 @@ if TYPE_CHECKING:
 
 
 @attrs.frozen
-class Zero:
+class Zero(Operators):
     """The symbolic zero tangent of a value of `type`."""
 
     type: TensorType
-    # Make `ndarray * zero` defer to the zero's reflected operators.
-    __array_ufunc__ = None
-
-    def __add__(self, other: Any) -> Any:
-        return tc.add(self, other)
-
-    def __radd__(self, other: Any) -> Any:
-        return tc.add(other, self)
-
-    def __sub__(self, other: Any) -> Any:
-        return tc.sub(self, other)
-
-    def __rsub__(self, other: Any) -> Any:
-        return tc.sub(other, self)
-
-    def __mul__(self, other: Any) -> Any:
-        return tc.mul(self, other)
-
-    def __rmul__(self, other: Any) -> Any:
-        return tc.mul(other, self)
-
-    def __truediv__(self, other: Any) -> Any:
-        return tc.div(self, other)
 
     def __neg__(self) -> Zero:
         return self

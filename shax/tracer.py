@@ -26,6 +26,7 @@ from shax.errors import ShaxError, ShaxTypeError, at
 from shax.location import show_location, user_location
 from shax.rules import type_rules
 from shax.types import DType, TensorType, bool_, dtype_of_numpy, f32, i32
+from typeclasses.operators import Operators
 
 
 class Trace:
@@ -70,10 +71,8 @@ def new_trace(arg_types: Sequence[TensorType]) -> Iterator[Trace]:
         trace.active = False
 
 
-class Tracer:
+class Tracer(Operators):
     __slots__ = ("trace", "prim", "args", "type", "source")
-    # Make `ndarray * tracer` defer to the tracer's reflected operators.
-    __array_ufunc__ = None
 
     def __init__(
         self, trace: Trace, prim: P.Primitive, args: tuple[Tracer, ...], type: TensorType, source: str | None
@@ -98,51 +97,6 @@ class Tracer:
 
     def __repr__(self) -> str:
         return f"Tracer({self.type})"
-
-    def __add__(self, other: Any) -> Any:
-        return tc.add(self, other)
-
-    def __radd__(self, other: Any) -> Any:
-        return tc.add(other, self)
-
-    def __sub__(self, other: Any) -> Any:
-        return tc.sub(self, other)
-
-    def __rsub__(self, other: Any) -> Any:
-        return tc.sub(other, self)
-
-    def __mul__(self, other: Any) -> Any:
-        return tc.mul(self, other)
-
-    def __rmul__(self, other: Any) -> Any:
-        return tc.mul(other, self)
-
-    def __truediv__(self, other: Any) -> Any:
-        return tc.div(self, other)
-
-    def __rtruediv__(self, other: Any) -> Any:
-        return tc.div(other, self)
-
-    def __pow__(self, other: Any) -> Any:
-        return tc.pow(self, other)
-
-    def __rpow__(self, other: Any) -> Any:
-        return tc.pow(other, self)
-
-    def __matmul__(self, other: Any) -> Any:
-        return tc.dot(self, other)
-
-    def __rmatmul__(self, other: Any) -> Any:
-        return tc.dot(other, self)
-
-    def __neg__(self) -> Any:
-        return tc.neg(self)
-
-    def __pos__(self) -> Any:
-        return self
-
-    def __abs__(self) -> Any:
-        return tc.abs(self)
 
     def _concrete(self, what: str) -> NoReturn:
         where = show_location(user_location())

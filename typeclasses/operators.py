@@ -1,0 +1,60 @@
+"""Python's operators for a value type whose instance is registered: each operator is
+its typeclass function, so `x + 1.0`, `2.0 * x`, `-x`, `abs(x)`, `x ** 2` and `a @ b`
+dispatch like `add`, `mul`, `neg`, `abs`, `pow` and `dot`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typeclasses.functions as tc
+
+
+class Operators:
+    __slots__ = ()
+    # Make `ndarray * value` defer to the value's reflected operators.
+    __array_ufunc__ = None
+
+    def __add__(self, other: Any) -> Any:
+        return tc.add(self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        return tc.add(other, self)
+
+    def __sub__(self, other: Any) -> Any:
+        return tc.sub(self, other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return tc.sub(other, self)
+
+    def __mul__(self, other: Any) -> Any:
+        return tc.mul(self, other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return tc.mul(other, self)
+
+    def __truediv__(self, other: Any) -> Any:
+        return tc.div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return tc.div(other, self)
+
+    def __pow__(self, other: Any) -> Any:
+        return tc.pow(self, other)
+
+    def __rpow__(self, other: Any) -> Any:
+        return tc.pow(other, self)
+
+    def __matmul__(self, other: Any) -> Any:
+        return tc.dot(self, other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return tc.dot(other, self)
+
+    def __neg__(self) -> Any:
+        return tc.neg(self)
+
+    def __pos__(self) -> Any:
+        return self
+
+    def __abs__(self) -> Any:
+        return tc.abs(self)
