@@ -14,7 +14,7 @@ import numpy as np
 
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.ir import Definition
-from shax.location import show_location, user_location
+from shax.location import attributed_to, show_location, user_location
 from shax.primitives import Arg
 from shax.printing import show_binding
 from shax.rules import rule_for
@@ -52,7 +52,8 @@ def evaluate(defn: Definition, *args: Any) -> list[Any]:
             continue
         try:
             operands = [env[a.id] for a in binding.args]
-            env[binding.var.id] = rule_for("eval", prim)(prim, *operands)
+            with attributed_to(binding.source):
+                env[binding.var.id] = rule_for("eval", prim)(prim, *operands)
         except KeyError:
             unbound = ", ".join(f"x{a.id}" for a in binding.args if a.id not in env)
             raise at(

@@ -40,6 +40,33 @@ def user_location() -> tuple[str, int] | None:
     return None
 
 
+# While a stage (not user code) records operations for a binding, they are attributed
+# to that binding's source: the user's line that wrote it (innermost stage last).
+_stage_sources: list[str | None] = []
+
+
+class attributed_to:
+    """`with attributed_to(binding.source):` operations recorded inside come from there."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: str | None) -> None:
+        self.source = source
+
+    def __enter__(self) -> None:
+        _stage_sources.append(self.source)
+
+    def __exit__(self, *_: object) -> None:
+        _stage_sources.pop()
+
+
+def current_source() -> str | None:
+    """Where an operation recorded now comes from, as `file:line`."""
+    if _stage_sources:
+        return _stage_sources[-1]
+    return show_location(user_location())
+
+
 def show_location(location: tuple[str, int] | None) -> str | None:
     if location is None:
         return None

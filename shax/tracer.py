@@ -23,7 +23,7 @@ import numpy as np
 import typeclasses as tc
 from shax import primitives as P
 from shax.errors import ShaxError, ShaxTypeError, at
-from shax.location import show_location, user_location
+from shax.location import current_source, show_location, user_location
 from shax.rules import type_rules
 from shax.types import DType, TensorType, bool_, dtype_of_numpy, f32, i32
 from typeclasses.operators import Operators
@@ -181,7 +181,7 @@ def emit(trace: Trace, prim: P.Primitive, args: tuple[Tracer, ...]) -> Tracer:
     found = trace.table.get((prim.cons_key(), *map(id, args)))
     if found is not None:
         return found
-    source = show_location(user_location())
+    source = current_source()
     try:
         result_type = type_rules[type(prim)](prim, *(a.type for a in args))
     except ShaxError as error:

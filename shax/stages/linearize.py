@@ -28,6 +28,7 @@ from shax.evaluate import evaluate
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.linear import Zero, crossing
+from shax.location import attributed_to
 from shax.primitives import Arg, Broadcast, Constant
 from shax.printing import show_binding
 from shax.rules import rule_for
@@ -46,9 +47,10 @@ def linearize(defn: Definition) -> LinearizedDefinition:
         with crossing(cross):
             for binding in defn.bindings:
                 try:
-                    values[binding.var.id], tangents[binding.var.id] = _linearize_binding(
-                        cross, binding, values, tangents
-                    )
+                    with attributed_to(binding.source):
+                        values[binding.var.id], tangents[binding.var.id] = _linearize_binding(
+                            cross, binding, values, tangents
+                        )
                 except ShaxError as error:
                     raise fail("linearize", binding, str(error), type(error)) from None
         outputs = [values[v.id] for v in defn.outputs]

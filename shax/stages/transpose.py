@@ -27,6 +27,7 @@ from shax.errors import ShaxError, ShaxTypeError
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, LinearizedDefinition
 from shax.linear import Linear, Zero
+from shax.location import attributed_to
 from shax.primitives import Arg, Constant, Linearity, Primitive
 from shax.rules import rule_for
 from shax.stages.linearize import check_linearized, definition_of, fail, materialize
@@ -51,7 +52,8 @@ def transpose(lin: LinearizedDefinition) -> LinearizedDefinition:
         state = _State(linear, trace, num_tangents)
         for binding in linear.bindings:
             try:
-                state.forward(binding)
+                with attributed_to(binding.source):
+                    state.forward(binding)
             except ShaxError as error:
                 raise fail("transpose", binding, str(error), type(error)) from None
         for k, v in enumerate(linear.outputs):
@@ -62,7 +64,8 @@ def transpose(lin: LinearizedDefinition) -> LinearizedDefinition:
                 _accumulate(state.cotangents, v.id, trace.args[k])
         for binding in reversed(linear.bindings):
             try:
-                state.backward(binding)
+                with attributed_to(binding.source):
+                    state.backward(binding)
             except ShaxError as error:
                 raise fail("transpose", binding, str(error), type(error)) from None
         results = [
