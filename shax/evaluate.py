@@ -14,7 +14,7 @@ import numpy as np
 
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.ir import Definition
-from shax.location import attributed_to, show_location, user_location
+from shax.location import attributed_to, current_source
 from shax.primitives import Arg
 from shax.printing import show_binding
 from shax.rules import rule_for
@@ -35,7 +35,7 @@ def evaluate(defn: Definition, *args: Any) -> list[Any]:
             for k, (t, a) in enumerate(zip(defn.arg_types, args))
         ]
     except ShaxError as error:  # bad arguments: point at the caller's line
-        raise at(error, show_location(user_location())) from None
+        raise at(error, current_source()) from None
     env: dict[int, Any] = {}  # var id -> its value
     for binding in defn.bindings:
         prim = binding.prim

@@ -23,7 +23,7 @@ import numpy as np
 import typeclasses as tc
 from shax import primitives as P
 from shax.errors import ShaxError, ShaxTypeError, at
-from shax.location import current_source, show_location, user_location
+from shax.location import current_source
 from shax.rules import type_rules
 from shax.types import DType, TensorType, bool_, dtype_of_numpy, f32, i32
 from typeclasses.operators import Operators
@@ -99,7 +99,7 @@ class Tracer(Operators):
         return f"Tracer({self.type})"
 
     def _concrete(self, what: str) -> NoReturn:
-        where = show_location(user_location())
+        where = current_source()
         raise at(
             ShaxTypeError(
                 f"{what} needs a concrete value, but this is a traced {self.type}; "
@@ -205,7 +205,7 @@ def apply(prim: P.Primitive, *operands: Any) -> Tracer:
         reference = _reference_dtype(operands)
         args = tuple(lift(trace, o, reference, prim.name) for o in operands)
     except ShaxError as error:
-        raise at(error, show_location(user_location())) from None
+        raise at(error, current_source()) from None
     return emit(trace, prim, args)
 
 
@@ -298,7 +298,7 @@ class TracerInstance(tc.Instance):
                 ShaxTypeError(
                     f"dot_general: dims must be (lhs_contracting, rhs_contracting, lhs_batch, rhs_batch), got {dims!r}"
                 ),
-                show_location(user_location()),
+                current_source(),
             ) from None
         return apply(_static(P.DotGeneral, "dot_general", lc, rc, lb, rb), x, y)
 
@@ -322,11 +322,9 @@ def _static(cls: type[P.Primitive], op: str, *params: Any) -> P.Primitive:
     try:
         return cls(*params)
     except ShaxError as error:
-        raise at(type(error)(f"{op}: {error}"), show_location(user_location())) from None
+        raise at(type(error)(f"{op}: {error}"), current_source()) from None
     except (TypeError, ValueError) as error:
-        raise at(
-            ShaxTypeError(f"{op}: bad static parameters {params!r}: {error}"), show_location(user_location())
-        ) from None
+        raise at(ShaxTypeError(f"{op}: bad static parameters {params!r}: {error}"), current_source()) from None
 
 
 tracer_instance = TracerInstance()

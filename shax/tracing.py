@@ -19,7 +19,7 @@ import typeguard
 from shax.builder import Builder
 from shax.errors import ShaxError, ShaxTypeError, at
 from shax.ir import Definition
-from shax.location import show_location, user_location
+from shax.location import current_source
 from shax.pytree import TreeDef, flatten, unflatten
 from shax.sharing import recover_sharing
 from shax.tracer import Tracer, lift, new_trace
@@ -58,7 +58,7 @@ def trace_pytree(f: Callable[..., Any], arg_trees: Sequence[Any], name: str | No
     try:
         types = [_as_type(fname, k, leaf) for k, leaf in enumerate(leaves)]
     except ShaxError as error:  # bad argument types: point at the caller's line
-        raise at(error, show_location(user_location())) from None
+        raise at(error, current_source()) from None
     with new_trace(types) as current:
         args = unflatten(in_tree, current.args)
         _check_call(f, fname, args)
