@@ -80,7 +80,8 @@ class Definition:
 @attrs.frozen(repr=False)
 class LinearizedDefinition:
     """The primal returns outputs then `num_residuals` residuals; the linear
-    definition takes one tangent per primal argument, then the residuals."""
+    definition takes one tangent per differentiated primal argument (all, by default),
+    then the residuals."""
 
     primal: Definition
     linear: Definition

@@ -240,9 +240,26 @@ def test_linearizing_an_untyped_definition() -> None:
 @pytest.mark.parametrize("dtype", [i32, bool_])
 def test_differentiating_with_respect_to_integer_or_bool_inputs(dtype: Any) -> None:
     defn = infer_types(shax.trace(lambda x, p: select(eq(p, p), x, x), f32[2], dtype[2]))
-    message = rf"linearize: in `x\d+ :: {dtype.name}\[2\] = arg1`: cannot differentiate"
+    message = rf"linearize: cannot differentiate f with respect to its {dtype.name}\[2\] argument 1"
     with pytest.raises(shax.ShaxTypeError, match=message):
         linearize(defn)
+    # Left out of `wrt`, the argument is a constant of the linear program.
+    lin = linearize(defn, wrt=[0])
+    assert lin.linear.arg_types[:1] == (f32[2],)
+    x, p = np.array([1.0, 2.0], np.float32), np.array([1, 0], dtype.numpy)
+    outputs, tangents = evaluate_linearized(lin, [x, p], [np.array([3.0, 4.0], np.float32)])
+    np.testing.assert_array_equal(tangents[0], [3.0, 4.0])
+
+
+def test_linearize_with_respect_to_some_arguments() -> None:
+    defn = infer_types(shax.trace(lambda x, y: x * y, f64[2], f64[2]))
+    x, y, dy = np.array([1.0, 2.0]), np.array([3.0, 5.0]), np.array([0.5, 0.25])
+    _, (tangent,) = evaluate_linearized(linearize(defn, wrt=[1]), [x, y], [dy])
+    np.testing.assert_array_equal(tangent, x * dy)
+    with pytest.raises(shax.ShaxValueError, match=r"has 2 argument\(s\), no argument 2"):
+        linearize(defn, wrt=[2])
+    with pytest.raises(shax.ShaxValueError, match="listed twice"):
+        linearize(defn, wrt=[1, 1])
 
 
 def test_a_definition_whose_annotations_lie() -> None:

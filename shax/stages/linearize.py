@@ -4,6 +4,10 @@
     medium(args)                 -> outputs, then residuals
     dmedium(tangents, residuals) -> output tangents       (linear in the tangents)
 
+`wrt` picks the arguments to differentiate (default: all): the linear program takes
+one tangent per picked argument, and the others are constants (zero tangent), as a
+transform's captured outer values are.
+
 The primal definition is re-run on the tracers of a primal trace while a linear trace,
 opened inside it, records the tangent program: each binding's linearize rule (from
 `shax.rules.linearize_rules`) computes its tangent from its operands' tangents. Primal
@@ -38,31 +42,45 @@ from shax.types import TensorType
 
 
 @collector_paused()
-def linearize(defn: Definition) -> LinearizedDefinition:
+def linearize(defn: Definition, wrt: Sequence[int] | None = None) -> LinearizedDefinition:
     check_well_formed("linearize", defn)
-    with new_trace(defn.arg_types) as primal, new_trace(defn.arg_types) as linear:
+    wrt = tuple(range(len(defn.arg_types)) if wrt is None else wrt)
+    _check_wrt(defn, wrt)
+    tangent_types = [defn.arg_types[k] for k in wrt]
+    with new_trace(defn.arg_types) as primal, new_trace(tangent_types) as linear:
         cross = _Crossing(primal, linear)
+        # argument index -> its tangent: a linear argument, or a zero for a constant
+        arg_tangents: list[Tracer | Zero] = [Zero(t) for t in defn.arg_types]
+        for position, k in enumerate(wrt):
+            arg_tangents[k] = linear.args[position]
         values: dict[int, Tracer] = {}  # var id -> its value, in the primal trace
         tangents: dict[int, Tracer | Zero] = {}  # var id -> its tangent, in the linear trace (or a zero)
         with crossing(cross):
             for binding in defn.bindings:
                 try:
                     with attributed_to(binding.source):
-                        values[binding.var.id], tangents[binding.var.id] = _linearize_binding(
-                            cross, binding, values, tangents
-                        )
+                        if isinstance(binding.prim, Arg):
+                            value, tangent = primal.args[binding.prim.index], arg_tangents[binding.prim.index]
+                        else:
+                            value, tangent = _linearize_binding(
+                                cross,
+                                binding,
+                                [values[a.id] for a in binding.args],
+                                [tangents[a.id] for a in binding.args],
+                            )
+                        values[binding.var.id], tangents[binding.var.id] = value, tangent
                 except ShaxError as error:
                     raise fail("linearize", binding, str(error), type(error)) from None
         outputs = [values[v.id] for v in defn.outputs]
         output_tangents = [materialize(linear, tangents[v.id]) for v in defn.outputs]
-    num_tangents = len(defn.arg_types)
+    num_tangents = len(wrt)
     builder = Builder()
     linear_outputs = recover_sharing(builder, output_tangents, typed=True)
     bindings, used = _drop_unused_residuals(builder.bindings, num_tangents)
     residuals = [linear.captured[k - num_tangents] for k in used]
     linear_defn = Definition(
         "d" + defn.name,
-        (*defn.arg_types, *(r.type for r in residuals)),
+        (*tangent_types, *(r.type for r in residuals)),
         tuple(bindings),
         tuple(Var(v.id) for v in linear_outputs),
     )
@@ -77,21 +95,24 @@ def definition_of(name: str, arg_types: Sequence[TensorType], outputs: Sequence[
     return builder.build(name, arg_types, [Var(v.id) for v in output_vars])
 
 
+def _check_wrt(defn: Definition, wrt: Sequence[int]) -> None:
+    for k in wrt:
+        if not 0 <= k < len(defn.arg_types):
+            raise ShaxValueError(f"linearize: {defn.name} has {len(defn.arg_types)} argument(s), no argument {k}")
+        if not defn.arg_types[k].dtype.is_float:
+            raise ShaxTypeError(
+                f"linearize: cannot differentiate {defn.name} with respect to its {defn.arg_types[k]} argument {k}"
+            )
+    if len(set(wrt)) != len(wrt):
+        raise ShaxValueError(f"linearize: argument(s) listed twice in wrt={list(wrt)}")
+
+
 def _linearize_binding(
-    cross: _Crossing,
-    binding: Binding,
-    values: dict[int, Tracer],
-    tangents: dict[int, Tracer | Zero],
+    cross: _Crossing, binding: Binding, operands: list[Tracer], operand_tangents: list[Tracer | Zero]
 ) -> tuple[Tracer, Tracer | Zero]:
-    """The value of `binding` in the primal trace, and its tangent."""
+    """The value of `binding` (not an argument) in the primal trace, and its tangent."""
     primal, linear = cross.primal, cross.linear
     prim = binding.prim
-    if isinstance(prim, Arg):
-        if not binding.var.type.dtype.is_float:
-            raise ShaxTypeError(f"cannot differentiate with respect to the {binding.var.type} argument {prim.index}")
-        return primal.args[prim.index], linear.args[prim.index]
-    operands = [values[a.id] for a in binding.args]
-    operand_tangents = [tangents[a.id] for a in binding.args]
     value = emit(primal, prim, tuple(operands))
     if value.type != binding.var.type:
         raise ShaxTypeError(f"annotated {binding.var.type}, but the operation gives {value.type}")
