@@ -76,7 +76,12 @@ def check_argument(what: str, declared: TensorType, value: Any) -> Any:
     Python numbers are weakly typed and take its dtype."""
     if isinstance(value, Tracer):
         given = value.type
-    elif isinstance(value, (bool, int, float)) and declared.shape == () and _fits(value, declared.dtype):
+    elif (
+        isinstance(value, (bool, int, float))
+        and not isinstance(value, np.generic)  # numpy scalars keep their dtype
+        and declared.shape == ()
+        and _fits(value, declared.dtype)
+    ):
         return np.asarray(value, declared.dtype.numpy)
     elif isinstance(value, (np.ndarray, np.generic, bool, int, float)):
         given = TensorType.of(value)

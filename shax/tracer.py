@@ -167,10 +167,10 @@ def lift(trace: Trace, value: Any, reference: DType | None, op: str) -> Tracer:
         if value.trace is trace:
             return value
         return trace.capture(value)
-    if isinstance(value, (bool, int, float)):
-        value = np.asarray(value, _weak_dtype(value, reference, op).numpy)
-    elif isinstance(value, (np.ndarray, np.generic)):
+    if isinstance(value, (np.ndarray, np.generic)):  # first: np.float64 is a Python float too
         dtype_of_numpy(value.dtype)
+    elif isinstance(value, (bool, int, float)):
+        value = np.asarray(value, _weak_dtype(value, reference, op).numpy)
     else:
         raise ShaxTypeError(f"{op}: cannot use a {type(value).__name__} as a tensor")
     return emit(trace, P.Constant(value), ())

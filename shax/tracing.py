@@ -97,6 +97,10 @@ def _as_type(fname: str, k: int, leaf: Any) -> TensorType:
 
 
 def _hints(f: Callable[..., Any]) -> dict[str, Any]:
+    # Only functions carry their parameters' annotations; a callable object's class
+    # annotations describe its attributes (a transformed function's are its fields).
+    if not (inspect.isfunction(f) or inspect.ismethod(f)):
+        return {}
     try:
         return typing.get_type_hints(f)
     except Exception:  # unresolvable annotations are the user's business, not a tracing error

@@ -91,12 +91,12 @@ class TensorType:
     @staticmethod
     def of(value: Any) -> TensorType:
         """The type of a numpy array or scalar (Python floats are f32, ints i32)."""
+        if isinstance(value, (np.ndarray, np.generic)):  # first: np.float64 is a Python float too
+            return TensorType(dtype_of_numpy(value.dtype), value.shape)
         if isinstance(value, bool):
             return TensorType(bool_, ())
         if isinstance(value, int):
             return TensorType(i32, ())
         if isinstance(value, float):
             return TensorType(f32, ())
-        if isinstance(value, (np.ndarray, np.generic)):
-            return TensorType(dtype_of_numpy(value.dtype), value.shape)
         raise ShaxTypeError(f"expected a tensor (numpy array or number), got {type(value).__name__}")

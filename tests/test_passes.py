@@ -39,6 +39,7 @@ from shax.primitives import (
     Broadcast,
     Constant,
     Cos,
+    Div,
     DotGeneral,
     Eq,
     Mul,
@@ -256,6 +257,24 @@ def f(arg0 :: f32[2, 3],
       x1 :: bool[2, 3] = arg1
       x2 :: f32[2, 3] = sin x0
   in [x2, x0]""")
+    assert_same_meaning(defn, out)
+
+
+def test_forward_identities_drops_arithmetic_with_a_neutral_constant() -> None:
+    def body(b: Builder, x: Var) -> list[Var]:
+        one = b.emit(Constant(np.ones((2,), np.float32)))
+        zero = b.emit(Constant(np.zeros((), np.float32)))
+        y = b.emit(Mul(), [one, b.emit(Mul(), [x, one])])
+        y = b.emit(Sub(), [b.emit(Add(), [zero, b.emit(Div(), [y, one])]), zero])
+        # 1 / x, 0 - x and x * ones[3, 2] (which broadcasts) change the value or type.
+        kept = [b.emit(Div(), [one, y]), b.emit(Sub(), [zero, y])]
+        wide = b.emit(Constant(np.ones((3, 2), np.float32)))
+        return [y, *kept, b.emit(Mul(), [x, wide])]
+
+    defn = build([f32[2]], body)
+    out = forward_identities(defn)
+    assert out.outputs[0] == Var(0)
+    assert prims(out).count(Mul) == 1 and prims(out).count(Div) == 1 and prims(out).count(Sub) == 1
     assert_same_meaning(defn, out)
 
 

@@ -3,24 +3,40 @@
 A binding whose value is one of its operands, unchanged, is dropped and its uses read
 that operand: a reshape, broadcast, slice, pad or reduce_sum whose result has its
 operand's type (same shape: nothing reshaped, stretched, cut, padded or summed), a
-transpose by the identity permutation, and `select p a a`. `xk = argj` bindings stay.
-One forward sweep: linear time.
+transpose by the identity permutation, `select p a a`, and arithmetic with its neutral
+constant (`x * 1`, `1 * x`, `x / 1`, `x + 0`, `0 + x`, `x - 0`) where the result has x's
+type (a VJP with its cotangent fixed to one is full of `mul ct r`). `xk = argj`
+bindings stay. One forward sweep: linear time (plus one look at each constant).
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from shax.builder import Builder
 from shax.ir import Binding, Definition, Var
 from shax.passes.rewrite import keep, rewrite
-from shax.primitives import Broadcast, Pad, ReduceSum, Reshape, Select, Slice, Transpose
+from shax.primitives import Add, Broadcast, Constant, Div, Mul, Pad, ReduceSum, Reshape, Select, Slice, Sub, Transpose
 
 # These change a value only by changing its shape: same type in and out means identity.
 SHAPE_PRESERVING_IS_IDENTITY = (Reshape, Broadcast, Slice, Pad, ReduceSum)
 
 
-def forwarded(binding: Binding, args: tuple[Var, ...]) -> Var | None:
-    """The operand `binding` merely passes on, if any."""
+# primitive -> (its neutral element, the operand positions it is neutral in)
+NEUTRAL = {Mul: (1, (0, 1)), Add: (0, (0, 1)), Div: (1, (1,)), Sub: (0, (1,))}
+
+
+def forwarded(binding: Binding, args: tuple[Var, ...], neutral: dict[int, int] | None = None) -> Var | None:
+    """The operand `binding` merely passes on, if any (`neutral`: var id -> the number
+    every element of that constant equals, for constants all 0 or all 1)."""
     prim = binding.prim
+    rule = NEUTRAL.get(type(prim))
+    if rule is not None and neutral:
+        element, positions = rule
+        for k in positions:
+            other = args[1 - k]
+            if neutral.get(args[k].id) == element and other.type == binding.var.type:
+                return other
     if isinstance(prim, SHAPE_PRESERVING_IS_IDENTITY) and args[0].type == binding.var.type:
         return args[0]
     # Output axis i is input axis perm[i] = i.
@@ -33,8 +49,18 @@ def forwarded(binding: Binding, args: tuple[Var, ...]) -> Var | None:
 
 
 def forward_identities(defn: Definition) -> Definition:
+    neutral: dict[int, int] = {}  # var id -> 0 or 1, for the kept constants all of whose elements are that
+
     def forward(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
-        operand = forwarded(binding, args)
-        return keep(builder, binding, args) if operand is None else operand
+        operand = forwarded(binding, args, neutral)
+        if operand is not None:
+            return operand
+        var = keep(builder, binding, args)
+        if isinstance(binding.prim, Constant):
+            value = binding.prim.value
+            for element in (0, 1):
+                if value.dtype != bool and np.all(value == element):
+                    neutral[var.id] = element
+        return var
 
     return rewrite("forward_identities", defn, forward)

@@ -1,0 +1,356 @@
+"""The differentiation transforms, each a composition of the stages (JAX's conventions):
+
+    grad(f, wrt=None)(*args)         -> gradients          linearize, transpose, zip, ct = 1
+    value_and_grad(f, wrt=None)(...) -> (value, gradients)
+    vjp(f, *primals)                 -> (out, vjp_fn)      vjp_fn(ct) -> one cotangent per primal
+    jvp(f, primals, tangents)        -> (out, tangent)     linearize, zip
+    linearize(f, *primals)           -> (out, f_jvp)       f_jvp(*tangents) -> tangent
+
+Arguments are pytrees (dicts, lists, tuples) of arrays and numbers; gradients and
+cotangents have their primal's structure, and leaves that are not floats (or that do
+not reach the output) get zeros of their type. Values an enclosing transform traces
+(a closed-over outer variable) are constants here: only the declared arguments are
+differentiated, so nested transforms do not confuse their perturbations.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from shax import passes, stages
+from shax.errors import ShaxTypeError, ShaxValueError, at
+from shax.ir import Definition, LinearizedDefinition
+from shax.location import current_source
+from shax.pytree import LEAF, TreeDef, flatten, unflatten
+from shax.tracing import function_location, function_name
+from shax.transforms.staging import (
+    Staging,
+    Transformed,
+    abstract_arguments,
+    bind_arguments,
+    cache,
+    run,
+    stage,
+    zeros_like,
+)
+from shax.types import TensorType
+
+# An int, a parameter name, a tuple (or list) of them, or None (every float parameter).
+# Checked when the transform is made, with a message naming what was given.
+Wrt = Any
+
+
+@attrs.frozen
+class _Parameters:
+    """Where each parameter's leaves sit among the flattened arguments, and which leaves
+    are differentiated (float leaves of the parameters chosen)."""
+
+    in_tree: TreeDef
+    types: tuple[TensorType, ...]
+    chosen: tuple[int, ...]  # parameter positions, in the order asked for
+    differentiated: tuple[int, ...]  # leaf indices
+
+    @staticmethod
+    def of(in_tree: TreeDef, types: tuple[TensorType, ...], chosen: Sequence[int]) -> _Parameters:
+        starts = _leaf_starts(in_tree)
+        leaves = [k for p in chosen for k in range(starts[p], starts[p + 1]) if types[k].dtype.is_float]
+        return _Parameters(in_tree, types, tuple(chosen), tuple(leaves))
+
+    def cotangents(self, values: Sequence[Any], positions: Sequence[int]) -> list[Any]:
+        """One pytree per parameter in `positions`: the differentiated leaves' `values`
+        (in `differentiated` order), zeros for the other leaves."""
+        by_leaf = dict(zip(self.differentiated, values))
+        starts = _leaf_starts(self.in_tree)
+        return [
+            unflatten(
+                self.in_tree.children[p],
+                [by_leaf[k] if k in by_leaf else zeros_like(self.types[k]) for k in range(starts[p], starts[p + 1])],
+            )
+            for p in positions
+        ]
+
+
+def _leaf_starts(in_tree: TreeDef) -> list[int]:
+    """The index of each parameter's first leaf, and the number of leaves at the end."""
+    starts = [0]
+    for child in in_tree.children:
+        starts.append(starts[-1] + child.num_leaves)
+    return starts
+
+
+# grad and value_and_grad ------------------------------------------------------------------
+
+
+class Grad(Transformed):
+    """`grad(f)`: reverse mode, the VJP definition with the output cotangent fixed to one."""
+
+    kind = "grad"
+    with_value = False
+
+    def __init__(self, fn: Callable[..., Any], wrt: Wrt = None) -> None:
+        super().__init__(fn)
+        self.wrt = tuple(wrt) if isinstance(wrt, list) else wrt
+        if not (self.wrt is None or isinstance(self.wrt, (int, str, tuple))):
+            raise at(
+                ShaxTypeError(f"{self.kind}: wrt must be an int, a parameter name or a tuple of them, got {wrt!r}"),
+                current_source(),
+            )
+
+    def key(self) -> Hashable:
+        return self.wrt
+
+    def build(self, in_tree: TreeDef, types: tuple[TensorType, ...]) -> _BuiltGrad:
+        chosen, single = _resolve_wrt(self.kind, self.fn, self.wrt, in_tree, types)
+        params = _Parameters.of(in_tree, types, chosen)
+        staging = stage(self.fn, in_tree, types)
+        out_type = _scalar_output(self.kind, self.fn, staging)
+        lin = stages.linearize(staging.typed, wrt=params.differentiated)
+        vjp = stages.zip_definitions(stages.transpose(lin))  # (args, captured, ct) -> (out, cts)
+        one = np.ones((), out_type.dtype.numpy)
+        defn = bind_arguments(vjp, {len(vjp.arg_types) - 1: one})
+        if not self.with_value:
+            defn = attrs.evolve(defn, outputs=defn.outputs[1:])
+        defn = passes.cleanup(attrs.evolve(defn, name=self.__name__))
+        return _BuiltGrad(defn, staging.captured, params, single, self.with_value)
+
+
+class ValueAndGrad(Grad):
+    """`value_and_grad(f)`: f's value and its gradients, from one VJP definition."""
+
+    kind = "value_and_grad"
+    with_value = True
+
+
+@attrs.frozen
+class _BuiltGrad:
+    defn: Definition  # (argument leaves, captured) -> ([value], gradient leaves)
+    captured: tuple[Any, ...]
+    params: _Parameters
+    single: bool
+    with_value: bool
+
+    def call(self, leaves: Sequence[Any]) -> Any:
+        results = run(self.defn, [*leaves, *self.captured])
+        value, grads = (results[0], results[1:]) if self.with_value else (None, results)
+        trees = self.params.cotangents(grads, self.params.chosen)
+        gradients = trees[0] if self.single else tuple(trees)
+        return (value, gradients) if self.with_value else gradients
+
+
+def grad(fn: Callable[..., Any], wrt: Wrt = None) -> Grad:
+    """The gradient of `fn`, which must return a scalar float: with respect to every
+    float parameter by default, or to `wrt` (an index, a name, or a tuple of them). One
+    parameter gives one gradient, several a tuple in the order listed."""
+    return Grad(fn, wrt)
+
+
+def value_and_grad(fn: Callable[..., Any], wrt: Wrt = None) -> ValueAndGrad:
+    """`(fn(*args), grad(fn, wrt)(*args))`, computed together."""
+    return ValueAndGrad(fn, wrt)
+
+
+def _resolve_wrt(
+    what: str, fn: Callable[..., Any], wrt: Wrt, in_tree: TreeDef, types: tuple[TensorType, ...]
+) -> tuple[tuple[int, ...], bool]:
+    """(parameter positions to differentiate, whether one gradient is returned bare)."""
+    fname = function_name(fn)
+    starts = _leaf_starts(in_tree)
+    count = len(in_tree.children)
+    names = _parameter_names(fn, count)
+
+    def is_float(p: int) -> bool:
+        return any(types[k].dtype.is_float for k in range(starts[p], starts[p + 1]))
+
+    def describe(p: int) -> str:
+        shown = ", ".join(str(t) for t in types[starts[p] : starts[p + 1]]) or "no tensors"
+        return f"parameter {names[p] or p} ({shown})"
+
+    if wrt is None:
+        chosen = tuple(p for p in range(count) if is_float(p))
+        if not chosen:
+            listed = "; ".join(describe(p) for p in range(count)) or "none"
+            message = f"{what}: {fname} has no float parameter to differentiate (parameters: {listed})"
+            raise at(ShaxTypeError(message), current_source())
+        return chosen, len(chosen) == 1
+    single = not isinstance(wrt, tuple)
+    chosen = tuple(_position(what, fname, item, names, count) for item in ((wrt,) if single else wrt))
+    if len(set(chosen)) != len(chosen):
+        raise at(ShaxValueError(f"{what}: wrt={wrt!r} names a parameter twice"), current_source())
+    for p in chosen:
+        if not is_float(p):
+            message = (
+                f"{what}: wrt names {describe(p)} of {fname}, which holds no float tensor; only f32 and f64 values "
+                "can be differentiated (write 2.0, not 2, for a float number)"
+            )
+            raise at(ShaxTypeError(message), current_source())
+    return chosen, single
+
+
+def _parameter_names(fn: Callable[..., Any], count: int) -> list[str | None]:
+    """The name of each of the `count` positional parameters (None past *args)."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return [None] * count
+    positional = [p.name for p in parameters if p.kind in (inspect.Parameter.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return (positional + [None] * count)[:count]
+
+
+def _position(what: str, fname: str, item: Any, names: list[str | None], count: int) -> int:
+    listed = ", ".join(f"{k}: {n}" if n else str(k) for k, n in enumerate(names)) or "none"
+    if isinstance(item, bool) or not isinstance(item, (int, str)):
+        message = f"{what}: wrt entries are parameter indices or names, got {item!r} (parameters: {listed})"
+        raise at(ShaxTypeError(message), current_source())
+    if isinstance(item, str):
+        if item not in names:
+            raise at(
+                ShaxValueError(f"{what}: {fname} has no parameter {item!r} (parameters: {listed})"), current_source()
+            )
+        return names.index(item)
+    if not 0 <= item < count:
+        message = f"{what}: wrt={item} is out of range: {fname} was called with {count} argument(s) ({listed})"
+        raise at(ShaxValueError(message), current_source())
+    return item
+
+
+def _scalar_output(what: str, fn: Callable[..., Any], staging: Staging) -> TensorType:
+    out_types = staging.typed.output_types()
+    if staging.out_tree == LEAF and out_types[0].shape == () and out_types[0].dtype.is_float:
+        return out_types[0]
+    shown = ", ".join(map(str, out_types))
+    returns = shown if staging.out_tree == LEAF else f"{staging.out_tree.kind} ({shown})"
+    message = (
+        f"{what}: {function_name(fn)} must return a scalar float to be differentiated, but it returns {returns}; "
+        "reduce it to a scalar first (e.g. reduce_sum(y, axes=[0])), or use vjp for other outputs"
+    )
+    raise at(ShaxTypeError(message), function_location(fn) or current_source())
+
+
+# vjp, linearize, jvp -------------------------------------------------------------------------
+
+
+@attrs.frozen
+class _Linearized:
+    """A function linearized at some argument types: its primal definition (argument
+    leaves and captured values -> output leaves, then residuals) and linear definition
+    (tangents of the differentiated leaves, or output cotangents once transposed, then
+    the residuals -> the other side)."""
+
+    lin: LinearizedDefinition
+    staging: Staging
+    params: _Parameters
+
+    @property
+    def captured(self) -> tuple[Any, ...]:
+        return self.staging.captured
+
+    def primal(self, leaves: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+        """(output leaves, residuals) at `leaves`."""
+        results = run(self.lin.primal, [*leaves, *self.captured])
+        split = len(results) - self.lin.num_residuals
+        return results[:split], results[split:]
+
+
+def _linearized(what: str, fn: Callable[..., Any], primals: Sequence[Any], transposed: bool) -> tuple[Any, list[Any]]:
+    leaves, in_tree, types = abstract_arguments(what, primals)
+
+    def build() -> tuple[_Linearized, bool]:
+        staging = stage(fn, in_tree, types)
+        params = _Parameters.of(in_tree, types, range(len(in_tree.children)))
+        lin = stages.linearize(staging.typed, wrt=params.differentiated)
+        if transposed:
+            lin = stages.transpose(lin)
+        lin = attrs.evolve(lin, primal=passes.cleanup(lin.primal), linear=passes.cleanup(lin.linear))
+        return _Linearized(lin, staging, params), not staging.captured
+
+    return cache.get(fn, (what, in_tree, types), build), leaves
+
+
+def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """`(fn(*primals), vjp_fn)`: `vjp_fn(ct)` pulls a cotangent of fn's output (same
+    structure) back to one cotangent per primal, as a tuple."""
+    built, leaves = _linearized("vjp", fn, primals, transposed=True)
+    outputs, residuals = built.primal(leaves)
+    out_tree = built.staging.out_tree
+
+    def vjp_fn(ct: Any) -> tuple[Any, ...]:
+        ct_leaves = _matching_leaves("vjp_fn", "cotangent", ct, out_tree, function_name(fn))
+        cts = run(built.lin.linear, [*ct_leaves, *residuals])
+        return tuple(built.params.cotangents(cts, range(len(built.params.in_tree.children))))
+
+    return unflatten(out_tree, outputs), vjp_fn
+
+
+def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """`(fn(*primals), f_jvp)`: `f_jvp(*tangents)` is fn's derivative at `primals`
+    applied to tangents of the primals' structure (the primal is not recomputed)."""
+    built, leaves = _linearized("linearize", fn, primals, transposed=False)
+    outputs, residuals = built.primal(leaves)
+    out_tree = built.staging.out_tree
+
+    def f_jvp(*tangents: Any) -> Any:
+        tangent_leaves = _matching_leaves("f_jvp", "tangent", tangents, built.params.in_tree, function_name(fn))
+        differentiated = [tangent_leaves[k] for k in built.params.differentiated]
+        return unflatten(out_tree, run(built.lin.linear, [*differentiated, *residuals]))
+
+    return unflatten(out_tree, outputs), f_jvp
+
+
+def jvp(fn: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]:
+    """`(fn(*primals), tangent out)`: fn's derivative at `primals` applied to `tangents`
+    (a tuple of the primals' structure), computed alongside fn in one definition."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        message = "jvp: primals and tangents must be tuples (one entry per argument), as jvp(f, (x,), (dx,))"
+        raise at(ShaxTypeError(message), current_source())
+    leaves, in_tree, types = abstract_arguments("jvp", primals)
+    tangent_leaves = _matching_leaves("jvp", "tangent", tuple(tangents), in_tree, function_name(fn))
+
+    def build() -> tuple[_BuiltJvp, bool]:
+        staging = stage(fn, in_tree, types)
+        params = _Parameters.of(in_tree, types, range(len(in_tree.children)))
+        lin = stages.linearize(staging.typed, wrt=params.differentiated)
+        defn = stages.zip_definitions(lin)  # (args, captured, tangents) -> (outputs, output tangents)
+        return _BuiltJvp(defn, staging, params), not staging.captured
+
+    built: _BuiltJvp = cache.get(fn, ("jvp", in_tree, types), build)
+    differentiated = [tangent_leaves[k] for k in built.params.differentiated]
+    results = run(built.defn, [*leaves, *built.staging.captured, *differentiated])
+    split = len(results) // 2
+    out_tree = built.staging.out_tree
+    return unflatten(out_tree, results[:split]), unflatten(out_tree, results[split:])
+
+
+@attrs.frozen
+class _BuiltJvp:
+    defn: Definition
+    staging: Staging
+    params: _Parameters
+
+
+def _matching_leaves(what: str, role: str, tree: Any, expected: TreeDef, fname: str) -> list[Any]:
+    """The leaves of `tree`, which must nest as `expected` (types are checked on use)."""
+    leaves, got = flatten(tree)
+    if got != expected:
+        message = (
+            f"{what}: the {role}s must have the structure of {fname}'s "
+            f"{'arguments' if role == 'tangent' else 'outputs'}: expected {_show_tree(expected)}, "
+            f"got {_show_tree(got)}"
+        )
+        raise at(ShaxValueError(message), current_source())
+    return leaves
+
+
+def _show_tree(tree: TreeDef) -> str:
+    if tree.kind == "leaf":
+        return "*"
+    inner = [_show_tree(c) for c in tree.children]
+    if tree.kind == "dict":
+        return "{" + ", ".join(f"{k!r}: {v}" for k, v in zip(tree.keys, inner)) + "}"
+    if tree.kind == "tuple":
+        return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+    return "[" + ", ".join(inner) + "]"
