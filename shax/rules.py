@@ -10,6 +10,9 @@ Rules are registered right under their primitive, in its family module
                       (tracers of the primal and of the linear trace; `shax.linear` says more)
     transpose_rules:  prim, result cotangent, *operands -> one cotangent (or None) per operand
                       (an operand is a `shax.linear.Linear` marker, or a value if not linear)
+    batch_rules:      prim, operands, their batch axes (int, or None if unbatched; at least one
+                      int) -> (the result for the whole batch, its batch axis or None)
+                      (tracers of the batched trace; `shax.batching` says more)
 """
 
 from __future__ import annotations
@@ -29,12 +32,14 @@ type_rules: dict[type, Callable[..., TensorType]] = {}
 eval_rules: dict[type, Callable[..., Any]] = {}
 linearize_rules: dict[type, Callable[..., Any]] = {}
 transpose_rules: dict[type, Callable[..., Any]] = {}
+batch_rules: dict[type, Callable[..., Any]] = {}
 
 TABLES: dict[str, dict[type, Callable[..., Any]]] = {
     "type": type_rules,
     "eval": eval_rules,
     "linearize": linearize_rules,
     "transpose": transpose_rules,
+    "batch": batch_rules,
 }
 
 
@@ -54,6 +59,7 @@ type_rule = _registrar(type_rules)
 eval_rule = _registrar(eval_rules)
 linearize_rule = _registrar(linearize_rules)
 transpose_rule = _registrar(transpose_rules)
+batch_rule = _registrar(batch_rules)
 
 
 def rule_for(table: str, prim: Primitive) -> Callable[..., Any]:

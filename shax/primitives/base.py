@@ -12,9 +12,10 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
+from shax.batching import never_batched
 from shax.errors import ShaxTypeError, ShaxValueError
 from shax.linear import bilinear_jvp, linear_jvp, not_linear, zero_tangent
-from shax.rules import eval_rule, linearize_rule, transpose_rule, type_rule
+from shax.rules import batch_rule, eval_rule, linearize_rule, transpose_rule, type_rule
 from shax.types import TensorType
 
 
@@ -130,3 +131,5 @@ def _constant_eval(prim: Constant) -> np.ndarray:
 linearize_rule(Constant)(zero_tangent)
 # A constant does not depend on the tangents; transpose treats a zero one as the zero map.
 transpose_rule(Constant)(not_linear)
+# A constant has no operands to batch: the same value for every example.
+batch_rule(Constant)(never_batched)

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 import typeclasses as tc
+from shax.batching import shifted
 from shax.errors import ShaxValueError
 from shax.linear import linear_operands
 from shax.primitives.base import Linearity, Primitive, derive_linearize_rules, ints
-from shax.rules import eval_rule, transpose_rule, type_rule
+from shax.rules import batch_rule, eval_rule, transpose_rule, type_rule
 from shax.types import TensorType, bool_
 
 if TYPE_CHECKING:
@@ -99,3 +100,27 @@ def _dot_general_transpose(prim: DotGeneral, ct: Tracer, x: Any, y: Any) -> tupl
     # Result axes: batch, x's contracting axes in x's order, then y's free axes.
     dy = tc.dot_general(x, ct, (lf, ct_lf, lb, ct_batch))
     return None, _arranged(dy, [*rb, *(rc[i] for i in sorted(range(len(lc)), key=lambda i: lc[i])), *rf])
+
+
+# dot_general batched, one operation for the whole batch. Both operands batched: their
+# batch axes are one more (first) pair of batch dimensions, so the result's batch axis is 0.
+# One batched: its batch axis is one more free axis, which lands among the result's axes
+# (batch dims, lhs free, rhs free) after the free axes before it.
+@batch_rule(DotGeneral)
+def _dot_general_batch(
+    prim: DotGeneral, operands: Sequence[Tracer], dims: Sequence[int | None]
+) -> tuple[Tracer, int | None]:
+    (x, y), (dx, dy) = operands, dims
+    lc, rc, lb, rb = prim.dims
+    if dx is not None:
+        lc, lb = tuple(shifted(a, dx) for a in lc), tuple(shifted(a, dx) for a in lb)
+    if dy is not None:
+        rc, rb = tuple(shifted(a, dy) for a in rc), tuple(shifted(a, dy) for a in rb)
+    if dx is not None and dy is not None:
+        return tc.dot_general(x, y, (lc, rc, (dx, *lb), (dy, *rb))), 0
+    result = tc.dot_general(x, y, (lc, rc, lb, rb))
+    lf = free_axes(len(tc.shape(x)) - (dx is not None), prim.lhs_contracting, prim.lhs_batch)
+    if dx is not None:
+        return result, len(lb) + sum(a < dx for a in lf)
+    rf = free_axes(len(tc.shape(y)) - 1, prim.rhs_contracting, prim.rhs_batch)
+    return result, len(lb) + len(lf) + sum(a < dy for a in rf)

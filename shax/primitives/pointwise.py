@@ -11,9 +11,10 @@ import attrs
 import numpy as np
 
 import typeclasses as tc
+from shax.batching import batch_first, batched_at
 from shax.linear import Zero, linear_operands, not_linear, residual, unbroadcast, zero_tangent
 from shax.primitives.base import Linearity, Primitive, derive_linearize_rules
-from shax.rules import eval_rule, linearize_rule, transpose_rule, type_rule
+from shax.rules import batch_rule, eval_rule, linearize_rule, transpose_rule, type_rule
 from shax.types import DTYPES, TensorType, bool_, f32, f64, i32
 
 if TYPE_CHECKING:
@@ -343,3 +344,38 @@ def _select_transpose(prim: Select, ct: Tracer, pred: Any, a: Any, b: Any) -> tu
 
 # The rest are linear in no operand: applied to a linear value, they make a program nonlinear.
 transpose_rule(Sin, Cos, Tan, Exp, Log, Sqrt, Tanh, Abs, Signum, Pow, Min, Max, Eq)(not_linear)
+
+
+# Batching rules: the operands (some batched) and their batch axes -> the result for the
+# whole batch and its batch axis (`shax.batching`).
+
+
+# f elementwise: f(x) over the batch is f of the batched x; the batch axis stays put.
+@batch_rule(Neg, Sin, Cos, Tan, Exp, Log, Sqrt, Tanh, Abs, Signum)
+def _unary_batch(prim: Unary, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
+    return _FUNCTIONS[type(prim)](*operands), dims[0]
+
+
+# x ∘ y broadcasts like numpy, aligning trailing axes. Result rank r per example: if the
+# batched operands have rank r and one batch axis d, and the unbatched ones rank <= r - d
+# (so they stay clear of axis d), it is applied as is; otherwise each batched operand
+# becomes (B, 1, ..., 1, *its shape) of rank r + 1, and the result's batch axis is 0.
+@batch_rule(Add, Sub, Mul, Div, Pow, Min, Max, Eq)
+def _binary_batch(prim: Binary, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
+    ranks = [len(tc.shape(x)) - (d is not None) for x, d in zip(operands, dims)]
+    rank = max(ranks)
+    batch_axes = {d for d in dims if d is not None}
+    function = _FUNCTIONS[type(prim)]
+    if len(batch_axes) == 1:
+        (d,) = batch_axes
+        if all(r == rank if e is not None else r <= rank - d for r, e in zip(ranks, dims)):
+            return function(*operands), d
+    return function(*(x if d is None else batch_first(x, d, rank) for x, d in zip(operands, dims))), 0
+
+
+# select p a b: the three have one shape, so each gets the batch axis where the first
+# batched operand has it (an unbatched one broadcast along it).
+@batch_rule(Select)
+def _select_batch(prim: Select, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
+    d, size = next((d, tc.shape(x)[d]) for x, d in zip(operands, dims) if d is not None)
+    return tc.select(*(batched_at(x, e, d, size) for x, e in zip(operands, dims))), d

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 import typeclasses as tc
+from shax.batching import moveaxis, shifted
 from shax.errors import ShaxValueError
 from shax.linear import Linear, Zero, unbroadcast
 from shax.primitives.base import Linearity, Primitive, derive_linearize_rules, int_pairs, ints
-from shax.rules import eval_rule, linearize_rule, transpose_rule, type_rule
+from shax.rules import batch_rule, eval_rule, linearize_rule, transpose_rule, type_rule
 from shax.types import TensorType
 
 if TYPE_CHECKING:
@@ -219,3 +220,73 @@ def _pad_transpose(prim: Pad, ct: Tracer, x: Linear) -> tuple[Tracer]:
 def _reduce_sum_transpose(prim: ReduceSum, ct: Tracer, x: Linear) -> tuple[Tracer]:
     kept = [a for a in range(x.type.rank) if a not in prim.axes]
     return (tc.broadcast(ct, kept, x.type.shape),)
+
+
+# Batching rules: the operand, batched at axis d, and [d] -> the result for the whole batch
+# and its batch axis (`shax.batching`). Per-example axis a is batched axis shifted(a, d).
+
+
+# reshape: in row-major order a leading or trailing batch axis stays one:
+# (B, *s) -> (B, *shape) and (*s, B) -> (*shape, B); another moves to the front first.
+@batch_rule(Reshape)
+def _reshape_batch(prim: Reshape, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
+    (x,), (d,) = operands, dims
+    shape = tc.shape(x)
+    if 0 < d == len(shape) - 1:
+        return tc.reshape(x, (*prim.shape, shape[d])), len(prim.shape)
+    return tc.reshape(moveaxis(x, d, 0), (shape[d], *prim.shape)), 0
+
+
+# broadcast: input axis i goes to output axis dims[i], and the batch axis d right after
+# where input axis d - 1 went, to q = dims[d - 1] + 1 (or 0): dims stay increasing.
+@batch_rule(Broadcast)
+def _broadcast_batch(
+    prim: Broadcast, operands: Sequence[Tracer], dims: Sequence[int | None]
+) -> tuple[Tracer, int | None]:
+    (x,), (d,) = operands, dims
+    q = prim.dims[d - 1] + 1 if d > 0 else 0
+    out_dims = [shifted(a, q) for a in prim.dims]
+    out_dims.insert(d, q)
+    shape = list(prim.shape)
+    shape.insert(q, tc.shape(x)[d])
+    return tc.broadcast(x, out_dims, shape), q
+
+
+# transpose: the batch axis stays at d, output axis i being input axis perm[i] shifted.
+@batch_rule(Transpose)
+def _transpose_batch(
+    prim: Transpose, operands: Sequence[Tracer], dims: Sequence[int | None]
+) -> tuple[Tracer, int | None]:
+    (x,), (d,) = operands, dims
+    perm = [shifted(p, d) for p in prim.perm]
+    perm.insert(d, d)
+    return tc.transpose(x, perm), d
+
+
+# slice: the whole batch axis, [0, B), is kept.
+@batch_rule(Slice)
+def _slice_batch(prim: Slice, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
+    (x,), (d,) = operands, dims
+    start, end = list(prim.start), list(prim.end)
+    start.insert(d, 0)
+    end.insert(d, tc.shape(x)[d])
+    return tc.slice(x, start, end), d
+
+
+# pad: nothing is added along the batch axis.
+@batch_rule(Pad)
+def _pad_batch(prim: Pad, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
+    (x,), (d,) = operands, dims
+    lohi = list(prim.lohi)
+    lohi.insert(d, (0, 0))
+    return tc.pad(x, lohi, prim.value), d
+
+
+# reduce_sum: summed axes shifted past the batch axis, which moves left by the number of
+# summed axes before it.
+@batch_rule(ReduceSum)
+def _reduce_sum_batch(
+    prim: ReduceSum, operands: Sequence[Tracer], dims: Sequence[int | None]
+) -> tuple[Tracer, int | None]:
+    (x,), (d,) = operands, dims
+    return tc.reduce_sum(x, [shifted(a, d) for a in prim.axes]), d - sum(a < d for a in prim.axes)

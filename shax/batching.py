@@ -1,0 +1,66 @@
+"""What batching rules are written with.
+
+The batching stage (`shax.stages.batch`) re-runs a definition on values that hold a
+whole batch of examples at once. Each value carries its batch axis: an int, or None
+when it depends on no batched argument (then it is the same for every example and
+has no batch axis at all). A batching rule gets a binding's operands (tracers, at
+least one batched) and their batch axes; it returns the result for the whole batch,
+computed with the typeclass functions as the other rules are, and the result's batch
+axis. For sin, whose batch axis stays where it is:
+
+    tc.sin(x), dims[0]
+
+Per-example axis `a` of a value batched at axis `d` is its axis `shifted(a, d)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NoReturn
+
+import typeclasses as tc
+
+if TYPE_CHECKING:
+    from shax.primitives.base import Primitive
+    from shax.tracer import Tracer
+
+
+def shifted(axis: int, dim: int) -> int:
+    """Where per-example axis `axis` is in a value whose batch axis is `dim`."""
+    return axis + 1 if axis >= dim else axis
+
+
+def moveaxis(x: Tracer, source: int, destination: int) -> Tracer:
+    """`x` with its axis `source` moved to `destination`, the others keeping their order."""
+    if source == destination:
+        return x
+    perm = [a for a in range(len(tc.shape(x))) if a != source]
+    perm.insert(destination, source)
+    return tc.transpose(x, perm)
+
+
+def batched_at(x: Tracer, dim: int | None, to: int, size: int) -> Tracer:
+    """`x` with its batch axis at `to`: moved there, or, if `x` is unbatched, broadcast
+    along a new axis of `size` there (every example sees the same value)."""
+    if dim is not None:
+        return moveaxis(x, dim, to)
+    shape = list(tc.shape(x))
+    shape.insert(to, size)
+    return tc.broadcast(x, [a for a in range(len(shape)) if a != to], shape)
+
+
+def batch_first(x: Tracer, dim: int, rank: int) -> Tracer:
+    """`x`, batched at `dim`, with its batch axis at the front and size-1 axes after it
+    up to per-example rank `rank`: (B, 1, ..., 1, *example shape), which lines up with
+    every operand of that rank under numpy's trailing alignment."""
+    x = moveaxis(x, dim, 0)
+    size, *example = tc.shape(x)
+    if len(example) == rank:
+        return x
+    return tc.reshape(x, (size, *[1] * (rank - len(example)), *example))
+
+
+def never_batched(prim: Primitive, operands: Sequence[Tracer], dims: Sequence[int | None]) -> NoReturn:
+    """The batching rule of a primitive without operands (a constant): none of them can
+    be batched, so the stage emits it unchanged, as every binding with unbatched operands."""
+    raise prim.fail("has no operands, so none of them can be batched", *(x.type for x in operands))
