@@ -3,6 +3,7 @@
 shax trace examples/medium.py:medium "f32[6]" "f32[2,2]"
 shax types examples/medium.py:medium "f32[6]" "f32[2,2]"
 shax explain examples/medium.py:medium "f32[6]" "f32[2,2]" --cotangents "[[5, 9]]"
+shax demo       # the gradient-descent demo, then the medium pipeline (examples/)
 """
 
 from __future__ import annotations
@@ -41,6 +42,21 @@ def load_function(spec: str) -> Callable[..., Any]:
     return function
 
 
+# The demos are the examples of a source checkout (the README installs one, editable).
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+DEMOS = ("descent.py", "medium.py")
+
+
+def run_demos() -> None:
+    for name in DEMOS:
+        if not (EXAMPLES / name).is_file():
+            raise ShaxValueError(f"shax demo runs the examples of a source checkout; {EXAMPLES / name} is missing")
+    for k, name in enumerate(DEMOS):
+        if k:
+            print()
+        load_function(f"{EXAMPLES / name}:main")()
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="shax", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -53,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(command, help=summary)
         sub.add_argument("function", help="FILE.py:FUNCTION")
         sub.add_argument("types", nargs="*", help='argument types, e.g. "f32[2, 6]"')
+    commands.add_parser("demo", help="run the demos: gradient descent, then the medium pipeline")
     sub = commands.add_parser("explain", help="print every stage of reverse mode, with values, as the original")
     sub.add_argument("function", help="FILE.py:FUNCTION")
     sub.add_argument("types", nargs="*", help='argument types, e.g. "f32[2, 6]"')
@@ -84,6 +101,9 @@ def _values(text: str) -> list[Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command == "demo":
+            run_demos()
+            return 0
         function = load_function(args.function)
         types = [TensorType.parse(t) for t in args.types]
         if args.command == "explain":

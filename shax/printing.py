@@ -69,8 +69,9 @@ def show_param(value: Any) -> str:
     return show_list(value) if isinstance(value, tuple) else show_scalar(value)
 
 
-def show_array(value: np.ndarray) -> str:
+def show_array(value: np.ndarray | np.generic) -> str:
     """`fromList [2,2] [1.0,2.0,3.0,4.0]`, as the original shows arrays."""
+    value = np.asarray(value)
     shape = show_list(value.shape)
     if value.size > SMALL_CONSTANT:
         return f"fromList {shape} [...]"

@@ -77,3 +77,10 @@ def test_the_module_runs_as_a_program() -> None:
     done = subprocess.run([*command[:-1], "f32[3,3]"], cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 1
     assert done.stderr.startswith("shax: ") and "Traceback" not in done.stderr
+
+
+def test_demo_runs_descent_then_medium(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "demo")
+    assert status == 0
+    assert out[0] == "def f(arg0 :: f32[]," and "Iteration 40: -0.5" in out
+    assert out.index("Minimum value: -0.5") < out.index("After tracing:") < out.index("VJP:")

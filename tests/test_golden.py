@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import TypeVar
 
@@ -12,6 +14,7 @@ import pytest
 import shax
 from shax import f32
 from shax.cli import load_function
+from shax.optimizers import gradient_descent
 from shax.stages import infer_types
 from typeclasses import Floating, cos, sin
 
@@ -84,3 +87,23 @@ def test_medium_evaluated(medium) -> None:
     assert result.dtype == np.float32 and result.shape == (2,)
     np.testing.assert_allclose(result, MEDIUM_VALUE, rtol=1e-6)
     np.testing.assert_array_equal(result, medium(*MEDIUM_ARGS))
+
+
+def test_gradient_descent_prints_the_original_iterations(capsys: pytest.CaptureFixture[str]) -> None:
+    params, value = gradient_descent(f, [0.5, -0.75], lr=0.05, iters=39, log=print)
+    iterations = [line for line in lines((GOLDEN / "descent.txt").read_text()) if line.startswith("Iteration")]
+    assert len(iterations) == 40
+    assert capsys.readouterr().out.splitlines() == iterations  # exactly, digit for digit
+    assert isinstance(params, list) and [np.asarray(p).dtype for p in params] == [np.float32] * 2
+    np.testing.assert_array_equal(params, np.array([0.23235208, -1.0176479], np.float32))
+    assert value == np.float32(-0.5)
+
+
+def test_the_descent_example_prints_the_whole_transcript() -> None:
+    """examples/descent.py: the golden transcript exactly, then the JVP definition."""
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "descent.py")], capture_output=True, text=True, check=True
+    ).stdout
+    golden = (GOLDEN / "descent.txt").read_text()
+    assert out.startswith(golden)
+    assert lines(out[len(golden) :])[0].startswith("def f_df(arg0 :: f32[],")

@@ -1,7 +1,8 @@
 """The typeclass instance for plain values: numpy arrays, numpy scalars, Python numbers.
 
 Results follow numpy, including NEP 50 weak Python scalars (`f32_array * 2.0`
-stays f32). Reductions keep the input dtype, as the IR's type rules say.
+stays f32). Reductions keep the input dtype, as the IR's type rules say. Elementary
+functions of a float32 number go through the C library (`typeclasses.libm` says why).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from typeclasses import libm
 from typeclasses.dispatch import register_instance
 from typeclasses.functions import DotDims
 from typeclasses.instance import Instance
@@ -45,25 +47,25 @@ class NumpyInstance(Instance):
         return np.power(x, y)
 
     def sin(self, x: Any) -> Any:
-        return np.sin(x)
+        return libm.sin(x)
 
     def cos(self, x: Any) -> Any:
-        return np.cos(x)
+        return libm.cos(x)
 
     def tan(self, x: Any) -> Any:
-        return np.tan(x)
+        return libm.tan(x)
 
     def exp(self, x: Any) -> Any:
-        return np.exp(x)
+        return libm.exp(x)
 
     def log(self, x: Any) -> Any:
-        return np.log(x)
+        return libm.log(x)
 
     def sqrt(self, x: Any) -> Any:
         return np.sqrt(x)
 
     def tanh(self, x: Any) -> Any:
-        return np.tanh(x)
+        return libm.tanh(x)
 
     def min(self, x: Any, y: Any) -> Any:
         return np.minimum(x, y)

@@ -1,0 +1,94 @@
+"""First-order optimizers on `shax.value_and_grad`, as the original's descent demo:
+
+    params, value = gradient_descent(f, [0.5, -0.75], lr=0.05, iters=39, log=print)
+
+prints `Iteration k: value` for the value at each step's starting point, then for the
+final point (iters + 1 lines), and returns the final parameters and value. `params`
+is a list or tuple of f's arguments (the original's convention: `f(*params)`), or any
+other pytree (a dict, an array), which is f's one argument. Python numbers become f32
+(the original's Float); arrays keep their dtype. The parameters keep their structure.
+`momentum` and `adam` share the interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from shax.printing import show_float
+from shax.pytree import flatten, unflatten
+from shax.transforms import value_and_grad
+
+Log = Callable[[str], Any] | None
+# (parameter leaves, gradient leaves, step number from 1) -> new parameter leaves
+Update = Callable[[list[Any], Sequence[Any], int], list[Any]]
+
+
+def gradient_descent(f: Callable[..., Any], params: Any, lr: float, iters: int, log: Log = print) -> tuple[Any, Any]:
+    """Plain gradient descent: p ← p - lr·∇f(p)."""
+
+    def update(leaves: list[Any], grads: Sequence[Any], step: int) -> list[Any]:
+        return [p - lr * g for p, g in zip(leaves, grads)]
+
+    return _minimize(f, params, iters, log, update)
+
+
+def momentum(
+    f: Callable[..., Any], params: Any, lr: float, iters: int, beta: float = 0.9, log: Log = print
+) -> tuple[Any, Any]:
+    """Heavy-ball momentum: v ← β·v + ∇f(p), p ← p - lr·v."""
+    velocity: list[Any] = []
+
+    def update(leaves: list[Any], grads: Sequence[Any], step: int) -> list[Any]:
+        if not velocity:
+            velocity.extend(np.zeros_like(p) for p in leaves)
+        velocity[:] = [beta * v + g for v, g in zip(velocity, grads)]
+        return [p - lr * v for p, v in zip(leaves, velocity)]
+
+    return _minimize(f, params, iters, log, update)
+
+
+def adam(
+    f: Callable[..., Any],
+    params: Any,
+    lr: float,
+    iters: int,
+    b1: float = 0.9,
+    b2: float = 0.999,
+    eps: float = 1e-8,
+    log: Log = print,
+) -> tuple[Any, Any]:
+    """Adam (Kingma & Ba): m ← b1·m + (1-b1)·g, s ← b2·s + (1-b2)·g², then
+    p ← p - lr·m̂/(√ŝ + eps) with the bias-corrected m̂ = m/(1-b1ᵗ), ŝ = s/(1-b2ᵗ)."""
+    m: list[Any] = []
+    s: list[Any] = []
+
+    def update(leaves: list[Any], grads: Sequence[Any], step: int) -> list[Any]:
+        if not m:
+            m.extend(np.zeros_like(p) for p in leaves)
+            s.extend(np.zeros_like(p) for p in leaves)
+        m[:] = [b1 * a + (1 - b1) * g for a, g in zip(m, grads)]
+        s[:] = [b2 * a + (1 - b2) * g * g for a, g in zip(s, grads)]
+        return [p - lr * (a / (1 - b1**step)) / (np.sqrt(b / (1 - b2**step)) + eps) for p, a, b in zip(leaves, m, s)]
+
+    return _minimize(f, params, iters, log, update)
+
+
+def _minimize(f: Callable[..., Any], params: Any, iters: int, log: Log, update: Update) -> tuple[Any, Any]:
+    spread = isinstance(params, (list, tuple))
+    args = tuple(params) if spread else (params,)
+    leaves, tree = flatten(args)
+    leaves = [np.float32(p) if isinstance(p, (int, float)) and not isinstance(p, np.generic) else p for p in leaves]
+    trained = [np.issubdtype(np.asarray(p).dtype, np.floating) for p in leaves]  # integer leaves stay as they are
+    step = value_and_grad(f, wrt=tuple(range(len(args))))
+    for k in range(1, iters + 2):
+        value, grads = step(*unflatten(tree, leaves))
+        if log is not None:
+            log(f"Iteration {k}: {show_float(value)}")
+        if k <= iters:
+            new = update(leaves, flatten(grads)[0], k)
+            leaves = [n if t else p for p, n, t in zip(leaves, new, trained)]
+    final = unflatten(tree, leaves)
+    return (type(params)(final) if spread else final[0]), value
