@@ -1,0 +1,181 @@
+"""`shax.vmap(f, in_axes=0, out_axes=0)`: f over a batch, as one rewrite of its program
+(`shax.stages.batch`), not a loop over the examples.
+
+    vmap(f)(xs)                        f on each xs[i], stacked along axis 0
+    vmap(f, in_axes=(None, 0))(w, xs)  w shared by every example
+    vmap(f, axis=1)                    the language spec's spelling: in and out at axis 1
+
+`in_axes` is an int or None for every argument, or a tuple with one entry per
+argument, each an int, None, or a pytree of them matching that argument (a prefix: an
+int covers a whole subtree). `out_axes` is the same for f's result. Rank-0 values
+(Python numbers, numpy scalars) have no axis to map over: they are shared. f is traced
+once at the per-example types (cached like every transform), then batched and cleaned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from shax import passes, stages
+from shax.errors import ShaxValueError, at
+from shax.ir import Definition
+from shax.location import current_source
+from shax.pytree import TreeDef, unflatten
+from shax.transforms.staging import Transformed, run, stage
+from shax.types import TensorType
+
+Axes = Any  # an int, None, or a pytree prefix of them (see the module docstring)
+
+
+class Vmap(Transformed):
+    kind = "vmap"
+
+    def __init__(self, fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0) -> None:
+        super().__init__(fn)
+        self.in_axes = _frozen("in_axes", in_axes)
+        self.out_axes = _frozen("out_axes", out_axes)
+
+    def key(self) -> Hashable:
+        return (self.in_axes, self.out_axes)
+
+    def build(self, in_tree: TreeDef, types: tuple[TensorType, ...]) -> _BuiltVmap:
+        labels = _leaf_labels(in_tree)
+        axes = _leaf_axes("in_axes", self.in_axes, in_tree, top_level=True)
+        axes = [None if a is None or t.rank == 0 else _normalized(n, a, t) for a, t, n in zip(axes, types, labels)]
+        size = _batch_size(axes, types, labels)
+        example_types = tuple(t if a is None else _unbatched(t, a) for a, t in zip(axes, types))
+        staging = stage(self.fn, in_tree, example_types)
+        out_axes = _leaf_axes("out_axes", self.out_axes, staging.out_tree, top_level=False)
+        batched = stages.batch(staging.typed, [*axes, *[None] * len(staging.captured)], size, out_axes)
+        return _BuiltVmap(passes.cleanup(batched), staging.captured, staging.out_tree)
+
+
+@attrs.frozen
+class _BuiltVmap:
+    defn: Definition  # (batched argument leaves, captured) -> batched output leaves
+    captured: tuple[Any, ...]
+    out_tree: TreeDef
+
+    def call(self, leaves: Sequence[Any]) -> Any:
+        return unflatten(self.out_tree, run(self.defn, [*leaves, *self.captured]))
+
+
+def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, *, axis: int | None = None) -> Vmap:
+    """`fn` mapped over a batch axis of its arguments (`in_axes`), its results stacked
+    along `out_axes`; `axis=k` (the language spec's keyword) sets both to k."""
+    if axis is not None:
+        if (in_axes, out_axes) != (0, 0):
+            raise at(ShaxValueError("vmap: give either axis= or in_axes/out_axes, not both"), current_source())
+        in_axes = out_axes = axis
+    return Vmap(fn, in_axes, out_axes)
+
+
+def _frozen(what: str, axes: Axes) -> Hashable:
+    """`axes` as a hashable value of the same shape: lists become tuples, dicts sorted items."""
+    if axes is None:
+        return None
+    if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
+        return int(axes)
+    if isinstance(axes, (tuple, list)):
+        return tuple(_frozen(what, a) for a in axes)
+    if isinstance(axes, dict):
+        return _Dict(tuple(sorted((k, _frozen(what, v)) for k, v in axes.items())))
+    raise at(
+        ShaxValueError(f"vmap: {what} entries must be ints, None, or pytrees of them, got {axes!r}"), current_source()
+    )
+
+
+@attrs.frozen
+class _Dict:
+    """A dict of axes, frozen (told apart from a tuple of pairs)."""
+
+    items: tuple[tuple[Any, Hashable], ...]
+
+
+def _leaf_axes(what: str, axes: Hashable, tree: TreeDef, top_level: bool) -> list[int | None]:
+    """One axis per leaf of `tree`, from `axes`, a prefix of it. At the top level of
+    in_axes, a tuple has one entry per argument (the arguments are a tuple)."""
+    if axes is None or isinstance(axes, int):
+        return [axes] * tree.num_leaves
+    if tree.kind == "leaf":
+        message = f"vmap: {what} gives {_show(axes)} where the {_role(what, top_level)} is a single array"
+        raise at(ShaxValueError(message), current_source())
+    if isinstance(axes, _Dict):
+        keys = tuple(k for k, _ in axes.items)
+        if tree.kind != "dict" or keys != tree.keys:
+            message = (
+                f"vmap: {what} has a dict with keys {list(keys)} where the {_role(what, top_level)} is a {_kind(tree)}"
+            )
+            raise at(ShaxValueError(message), current_source())
+        children = [v for _, v in axes.items]
+    else:
+        if tree.kind == "dict" or len(axes) != len(tree.children):
+            noun = "argument" if top_level else "entry"
+            message = (
+                f"vmap: {what}={_show(axes)} has {len(axes)} entries, but the {_role(what, top_level)} "
+                f"{'are' if top_level else 'is'} a {_kind(tree)} with {len(tree.children)} {noun}(s)"
+            )
+            raise at(ShaxValueError(message), current_source())
+        children = list(axes)
+    return [a for child, sub in zip(children, tree.children) for a in _leaf_axes(what, child, sub, False)]
+
+
+def _role(what: str, top_level: bool) -> str:
+    if top_level:
+        return "arguments"
+    return "argument" if what == "in_axes" else "result"
+
+
+def _kind(tree: TreeDef) -> str:
+    return {"dict": "dict", "tuple": "tuple", "list": "list", "leaf": "single array"}[tree.kind]
+
+
+def _show(axes: Hashable) -> str:
+    if isinstance(axes, _Dict):
+        return "{" + ", ".join(f"{k!r}: {_show(v)}" for k, v in axes.items) + "}"
+    if isinstance(axes, tuple):
+        return "(" + ", ".join(_show(a) for a in axes) + ("," if len(axes) == 1 else "") + ")"
+    return repr(axes)
+
+
+def _leaf_labels(in_tree: TreeDef) -> list[str]:
+    """How to name each argument leaf: `argument 1`, `argument 0['w']`, `argument 2[1]`."""
+    labels: list[str] = []
+
+    def walk(tree: TreeDef, path: str) -> None:
+        if tree.kind == "leaf":
+            labels.append(path)
+            return
+        keys = tree.keys if tree.kind == "dict" else range(len(tree.children))
+        for key, child in zip(keys, tree.children):
+            walk(child, f"{path}[{key!r}]")
+
+    for k, child in enumerate(in_tree.children):
+        walk(child, f"argument {k}")
+    return labels
+
+
+def _normalized(label: str, axis: int, t: TensorType) -> int:
+    if not -t.rank <= axis < t.rank:
+        message = f"vmap: in_axes maps {label} :: {t} along axis {axis}, but it has only {t.rank} axes"
+        raise at(ShaxValueError(message), current_source())
+    return axis % t.rank
+
+
+def _unbatched(t: TensorType, axis: int) -> TensorType:
+    return t.with_shape(t.shape[:axis] + t.shape[axis + 1 :])
+
+
+def _batch_size(axes: Sequence[int | None], types: Sequence[TensorType], labels: Sequence[str]) -> int:
+    sizes = {k: t.shape[a] for k, (a, t) in enumerate(zip(axes, types)) if a is not None}
+    if not sizes:
+        message = "vmap: no argument is mapped: in_axes gives every argument None (or they are all scalars)"
+        raise at(ShaxValueError(message), current_source())
+    if len(set(sizes.values())) > 1:
+        shown = ", ".join(f"{labels[k]} :: {types[k]} has {n} at axis {axes[k]}" for k, n in sizes.items())
+        raise at(ShaxValueError(f"vmap: inconsistent batch sizes: {shown}"), current_source())
+    return next(iter(sizes.values()))
