@@ -13,6 +13,8 @@ Rules are registered right under their primitive, in its family module
     batch_rules:      prim, operands, their batch axes (int, or None if unbatched; at least one
                       int) -> (the result for the whole batch, its batch axis or None)
                       (tracers of the batched trace; `shax.batching` says more)
+    codegen_rules:    prim, site, *operands -> the source of a Python expression making the
+                      numpy calls of the eval rule (`shax.pysource` says more)
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ eval_rules: dict[type, Callable[..., Any]] = {}
 linearize_rules: dict[type, Callable[..., Any]] = {}
 transpose_rules: dict[type, Callable[..., Any]] = {}
 batch_rules: dict[type, Callable[..., Any]] = {}
+codegen_rules: dict[type, Callable[..., str]] = {}
 
 TABLES: dict[str, dict[type, Callable[..., Any]]] = {
     "type": type_rules,
@@ -40,6 +43,7 @@ TABLES: dict[str, dict[type, Callable[..., Any]]] = {
     "linearize": linearize_rules,
     "transpose": transpose_rules,
     "batch": batch_rules,
+    "codegen": codegen_rules,
 }
 
 
@@ -60,6 +64,7 @@ eval_rule = _registrar(eval_rules)
 linearize_rule = _registrar(linearize_rules)
 transpose_rule = _registrar(transpose_rules)
 batch_rule = _registrar(batch_rules)
+codegen_rule = _registrar(codegen_rules)
 
 
 def rule_for(table: str, prim: Primitive) -> Callable[..., Any]:

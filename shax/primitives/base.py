@@ -15,7 +15,8 @@ import numpy as np
 from shax.batching import never_batched
 from shax.errors import ShaxTypeError, ShaxValueError
 from shax.linear import bilinear_jvp, linear_jvp, not_linear, zero_tangent
-from shax.rules import batch_rule, eval_rule, linearize_rule, transpose_rule, type_rule
+from shax.pysource import Site
+from shax.rules import batch_rule, codegen_rule, eval_rule, linearize_rule, transpose_rule, type_rule
 from shax.types import TensorType
 
 
@@ -125,6 +126,12 @@ def _constant_type(prim: Constant) -> TensorType:
 @eval_rule(Constant)
 def _constant_eval(prim: Constant) -> np.ndarray:
     return prim.value
+
+
+# A constant is a global of the compiled function, bound once: the very array evaluate returns.
+@codegen_rule(Constant)
+def _constant_codegen(prim: Constant, site: Site) -> str:
+    return site.constant(prim.value)
 
 
 # constant: d c = 0

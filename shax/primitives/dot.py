@@ -5,6 +5,7 @@ as in the original, and `dot_general [2] [1] [0] [0]` otherwise."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -15,7 +16,8 @@ from shax.batching import shifted
 from shax.errors import ShaxValueError
 from shax.linear import linear_operands
 from shax.primitives.base import Linearity, Primitive, derive_linearize_rules, ints
-from shax.rules import batch_rule, eval_rule, transpose_rule, type_rule
+from shax.pysource import Operand, Site, reshaped, shape_source
+from shax.rules import batch_rule, codegen_rule, eval_rule, transpose_rule, type_rule
 from shax.types import TensorType, bool_
 
 if TYPE_CHECKING:
@@ -71,6 +73,29 @@ def _dot_general_type(prim: DotGeneral, x: TensorType, y: TensorType) -> TensorT
 @eval_rule(DotGeneral)
 def _dot_general_eval(prim: DotGeneral, x: Any, y: Any) -> Any:
     return tc.dot_general(x, y, prim.dims)
+
+
+# dot_general: as the numpy instance computes it, one matmul of x arranged as (batch, free,
+# contracting) and y as (batch, contracting, free), leaving out what changes nothing
+@codegen_rule(DotGeneral)
+def _dot_general_codegen(prim: DotGeneral, site: Site, x: Operand, y: Operand) -> str:
+    lc, rc, lb, rb = prim.dims
+    lf, rf = free_axes(x.rank, lc, lb), free_axes(y.rank, rc, rb)
+    batch = [x.type.shape[a] for a in lb]
+    k = math.prod(x.type.shape[a] for a in lc)
+    m, n = math.prod(x.type.shape[a] for a in lf), math.prod(y.type.shape[a] for a in rf)
+    product = f"np.matmul({_arranged_source(x, (*lb, *lf, *lc), (*batch, m, k))}, "
+    product += f"{_arranged_source(y, (*rb, *rc, *rf), (*batch, k, n))})"
+    site.fresh(contiguous=not lb)  # a 2-d matmul's result is C-contiguous
+    shape = site.result.shape
+    return product if shape == (*batch, m, n) else f"{product}.reshape({shape_source(shape)})"
+
+
+def _arranged_source(x: Operand, perm: tuple[int, ...], shape: tuple[int, ...]) -> str:
+    if x.rank == 0:
+        return reshaped(x, shape)
+    source = x.expr if perm == tuple(range(x.rank)) else f"{x}.transpose({shape_source(perm)})"
+    return source if shape == tuple(x.type.shape[p] for p in perm) else f"{source}.reshape({shape_source(shape)})"
 
 
 # dot_general is bilinear: d dot(x, y) = dot(x, dy) + dot(dx, y)

@@ -14,7 +14,8 @@ import typeclasses as tc
 from shax.batching import batch_first, batched_at
 from shax.linear import Zero, linear_operands, not_linear, residual, unbroadcast, zero_tangent
 from shax.primitives.base import Linearity, Primitive, derive_linearize_rules
-from shax.rules import batch_rule, eval_rule, linearize_rule, transpose_rule, type_rule
+from shax.pysource import Elementwise
+from shax.rules import batch_rule, codegen_rule, eval_rule, linearize_rule, transpose_rule, type_rule
 from shax.types import DTYPES, TensorType, bool_, f32, f64, i32
 
 if TYPE_CHECKING:
@@ -187,6 +188,23 @@ _FUNCTIONS: dict[type, Any] = {
 
 for _cls, _function in _FUNCTIONS.items():
     eval_rule(_cls)(lambda prim, *operands, _f=_function: _f(*operands))
+
+# Codegen rules: the numpy function the numpy instance calls (`**` is not np.power on
+# arrays: it squares for ** 2.0; a float32 number's sin is C's sinf, `typeclasses.libm`).
+_CODEGEN: dict[type, Elementwise] = {
+    Neg: Elementwise("np.negative", "-"), Sin: Elementwise("np.sin", float32_scalar="libm.sin"),
+    Cos: Elementwise("np.cos", float32_scalar="libm.cos"), Tan: Elementwise("np.tan", float32_scalar="libm.tan"),
+    Exp: Elementwise("np.exp", float32_scalar="libm.exp"), Log: Elementwise("np.log", float32_scalar="libm.log"),
+    Sqrt: Elementwise("np.sqrt"), Tanh: Elementwise("np.tanh", float32_scalar="libm.tanh"),
+    Abs: Elementwise("np.abs"), Signum: Elementwise("np.sign"),
+    Add: Elementwise("np.add", "+"), Sub: Elementwise("np.subtract", "-"), Mul: Elementwise("np.multiply", "*"),
+    Div: Elementwise("np.divide", "/"), Pow: Elementwise("np.power"),
+    Min: Elementwise("np.minimum"), Max: Elementwise("np.maximum"), Eq: Elementwise("np.equal"),
+    Select: Elementwise("np.where", ufunc=False),
+}  # fmt: skip
+
+for _cls, _rule in _CODEGEN.items():
+    codegen_rule(_cls)(_rule)
 
 
 # Linearize rules: primal operands, their tangents (maybe Zero), the primal result -> the

@@ -7,13 +7,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import numpy as np
 
 import typeclasses as tc
 from shax.batching import moveaxis, shifted
 from shax.errors import ShaxValueError
 from shax.linear import Linear, Zero, unbroadcast
 from shax.primitives.base import Linearity, Primitive, derive_linearize_rules, int_pairs, ints
-from shax.rules import batch_rule, eval_rule, linearize_rule, transpose_rule, type_rule
+from shax.pysource import Operand, Site, dtype_source, reshaped, shape_source
+from shax.rules import batch_rule, codegen_rule, eval_rule, linearize_rule, transpose_rule, type_rule
 from shax.types import TensorType
 
 if TYPE_CHECKING:
@@ -39,6 +41,13 @@ def _reshape_type(prim: Reshape, x: TensorType) -> TensorType:
 @eval_rule(Reshape)
 def _reshape_eval(prim: Reshape, x: Any) -> Any:
     return tc.reshape(x, prim.shape)
+
+
+# reshape: a view, C-contiguous if x is
+@codegen_rule(Reshape)
+def _reshape_codegen(prim: Reshape, site: Site, x: Operand) -> str:
+    site.view(x, contiguous=x.contiguous)
+    return reshaped(x, prim.shape)
 
 
 @attrs.frozen
@@ -68,6 +77,20 @@ def _broadcast_eval(prim: Broadcast, x: Any) -> Any:
     return tc.broadcast(x, prim.dims, prim.shape)
 
 
+# broadcast: input axis i placed at output axis dims[i] (size 1 elsewhere), then stretched
+# (a read-only view). Where numpy stretches it anyway (site.implicit), it is only placed.
+@codegen_rule(Broadcast)
+def _broadcast_codegen(prim: Broadcast, site: Site, x: Operand) -> str:
+    placed = [1] * len(prim.shape)
+    for axis, d in enumerate(prim.dims):
+        placed[d] = x.type.shape[axis]
+    site.view(x, contiguous=x.contiguous or x.rank <= 1, writable=False)
+    if site.implicit:
+        trailing = prim.dims == tuple(range(len(prim.shape) - x.rank, len(prim.shape)))
+        return x.expr if trailing else reshaped(x, placed)
+    return f"np.broadcast_to({reshaped(x, placed)}, {shape_source(prim.shape)})"
+
+
 def check_permutation(prim: Primitive, axes: tuple[int, ...], rank: int, x: TensorType) -> None:
     if sorted(axes) != list(range(rank)):
         raise prim.fail(f"{list(axes)} is not a permutation of the {rank} axes", x, error=ShaxValueError)
@@ -92,6 +115,15 @@ def _transpose_eval(prim: Transpose, x: Any) -> Any:
     return tc.transpose(x, prim.perm)
 
 
+# transpose: a view, laid out as x only if nothing moves
+@codegen_rule(Transpose)
+def _transpose_codegen(prim: Transpose, site: Site, x: Operand) -> str:
+    site.view(x, contiguous=x.contiguous and prim.perm == tuple(range(x.rank)))
+    if x.rank == 0:
+        return f"np.transpose({x}, ())"
+    return f"{x}.transpose({shape_source(prim.perm)})"
+
+
 @attrs.frozen
 class Slice(Primitive):
     """Elements start[i] <= j < end[i] along each axis i (no strides)."""
@@ -114,6 +146,15 @@ def _slice_type(prim: Slice, x: TensorType) -> TensorType:
 @eval_rule(Slice)
 def _slice_eval(prim: Slice, x: Any) -> Any:
     return tc.slice(x, prim.start, prim.end)
+
+
+# slice: a view (indexing a number with () gives a number, as in evaluate)
+@codegen_rule(Slice)
+def _slice_codegen(prim: Slice, site: Site, x: Operand) -> str:
+    site.view(x)
+    if x.rank == 0:
+        return f"np.asarray({x})[()]"
+    return f"{x}[{', '.join(f'{s}:{e}' for s, e in zip(prim.start, prim.end))}]"
 
 
 @attrs.frozen
@@ -141,6 +182,16 @@ def _pad_eval(prim: Pad, x: Any) -> Any:
     return tc.pad(x, prim.lohi, prim.value)
 
 
+# pad: the value, in x's dtype, everywhere, then x in its region: np.pad's values and layout
+@codegen_rule(Pad)
+def _pad_codegen(prim: Pad, site: Site, x: Operand) -> str:
+    site.fresh(contiguous=x.contiguous or x.rank <= 1)
+    fill = site.constant(np.asarray(prim.value, x.type.dtype.numpy))
+    region = [f"slice({lo}, {lo + n})" for (lo, _), n in zip(prim.lohi, x.type.shape)]
+    regions = f"({region[0]},)" if len(region) == 1 else f"({', '.join(region)})"
+    return f"pad_constant({x}, {shape_source(site.result.shape)}, {regions}, {fill})"
+
+
 @attrs.frozen
 class ReduceSum(Primitive):
     """Sum over `axes`, which disappear from the shape."""
@@ -162,6 +213,13 @@ def _reduce_sum_type(prim: ReduceSum, x: TensorType) -> TensorType:
 @eval_rule(ReduceSum)
 def _reduce_sum_eval(prim: ReduceSum, x: Any) -> Any:
     return tc.reduce_sum(x, prim.axes)
+
+
+# reduce_sum: the reduction np.sum makes, in x's dtype (np.add.reduce would widen i32)
+@codegen_rule(ReduceSum)
+def _reduce_sum_codegen(prim: ReduceSum, site: Site, x: Operand) -> str:
+    site.fresh(contiguous=x.contiguous or site.result.rank <= 1)
+    return f"np.add.reduce({x}, axis={shape_source(prim.axes)}, dtype={dtype_source(x.type.dtype)})"
 
 
 # Linearize rules. These are linear, d f(x) = f(dx); pad only once its value is taken out.

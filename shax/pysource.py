@@ -1,0 +1,155 @@
+"""What codegen rules are written with (`shax.codegen` compiles a Definition with them).
+
+A codegen rule turns one binding into the source of a Python expression that makes
+the numpy calls the binding's eval rule makes through the numpy instance
+(`typeclasses/numpy_instance.py`), so that compiled code computes what `shax.evaluate`
+computes, bit for bit:
+
+    rule(prim, site, *operands) -> str          e.g. "np.sin(x3)", "x2 + x3"
+
+An `Operand` is an operand's source (a name: `x3`, `c5`) and its type. The `Site`
+holds the result's type and binds values once as globals (`site.constant`); a rule
+also tells it what the result's memory is, which codegen needs to write results into
+dead operands (`out=`) safely and to delete dead values:
+
+- `site.fresh(contiguous)`: a new array, C-contiguous in evaluate and in compiled code
+  alike if `contiguous` (a layout-sensitive consumer, like matmul's choice of BLAS
+  routine or a sum's order, then sees the same layout in both);
+- `site.view(x, contiguous, writable)`: a view of operand x's memory (reshape,
+  transpose, slice; broadcast, which is read-only);
+- neither: the result may share memory with any operand, and is never overwritten.
+
+Elementwise primitives use `Elementwise`, whose results codegen may write into a dead
+operand and whose broadcast operands codegen may leave to numpy to stretch.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import numpy as np
+
+from shax.types import DType, TensorType, f32
+from typeclasses import libm
+
+if TYPE_CHECKING:
+    from shax.primitives.base import Primitive
+
+
+@attrs.frozen
+class Operand:
+    """An operand in generated code: `expr` is a name. `contiguous` says that, in evaluate
+    and in compiled code alike, its strides other than 0 are in C order (it is C-contiguous,
+    or a broadcast of such), so that numpy lays out what it computes from it C-contiguously;
+    False: not known."""
+
+    expr: str
+    type: TensorType
+    contiguous: bool = False
+
+    def __str__(self) -> str:
+        return self.expr
+
+    @property
+    def rank(self) -> int:
+        return self.type.rank
+
+
+class Memory(enum.Enum):
+    FRESH = "fresh"  # a new array
+    VIEW = "view"  # a view of one operand's memory
+    SHARED = "shared"  # may share memory with any operand: never overwritten
+
+
+@attrs.define
+class Site:
+    """Where a rule's expression goes: the result's type, what codegen offers the rule
+    (a dead operand to overwrite; whether numpy stretches the result where it is used),
+    and what codegen learns from it (the result's memory)."""
+
+    result: TensorType
+    bind: Callable[[Any], str]  # a value -> the name of a global bound to it once
+    reusable: str | None = None  # a dead operand the result may be written into
+    implicit: bool = False  # every use is elementwise, next to an operand of the full shape
+    reused: bool = False
+    memory: Memory = Memory.SHARED
+    viewed: Operand | None = None
+    contiguous: bool = False
+    writable: bool = True
+
+    def constant(self, value: Any) -> str:
+        """The name of a global holding `value`, bound once when the function is compiled."""
+        return self.bind(value)
+
+    def fresh(self, contiguous: bool) -> None:
+        self.memory, self.contiguous = Memory.FRESH, contiguous
+
+    def view(self, x: Operand, contiguous: bool = False, writable: bool = True) -> None:
+        self.memory, self.viewed, self.contiguous, self.writable = Memory.VIEW, x, contiguous, writable
+
+    def out(self) -> str:
+        """`, out=x4` if the result may be written into the dead operand x4, else ''."""
+        if self.reusable is None:
+            return ""
+        self.reused = True
+        return f", out={self.reusable}"
+
+
+def shape_source(shape: Sequence[int]) -> str:
+    """A tuple literal: `(2, 6)`, `(3,)`, `()`."""
+    return f"({shape[0]},)" if len(shape) == 1 else f"({', '.join(map(str, shape))})"
+
+
+def dtype_source(dtype: DType) -> str:
+    """`np.float32`, `np.int32`, ..."""
+    return f"np.{np.dtype(dtype.numpy).name}"
+
+
+def reshaped(x: Operand, shape: Sequence[int]) -> str:
+    """`x` reshaped as the numpy instance does (`np.reshape` keeps a numpy scalar a scalar)."""
+    if x.rank == 0:
+        return f"np.reshape({x}, {shape_source(shape)})"
+    return f"{x}.reshape({shape_source(shape)})"
+
+
+@attrs.frozen
+class Elementwise:
+    """The codegen rule of an elementwise primitive: `function` (a numpy ufunc, or
+    np.where if not `ufunc`) on the operands, which numpy broadcasts.
+
+    `operator` writes it as Python's operator (`x + y`, `-x`): the same ufunc on arrays,
+    exact scalar arithmetic on numpy scalars (ten times cheaper). `float32_scalar`
+    replaces the ufunc on a float32 number, as the numpy instance does (`typeclasses.libm`)."""
+
+    function: str
+    operator: str | None = None
+    ufunc: bool = True
+    float32_scalar: str | None = None
+
+    def __call__(self, prim: Primitive, site: Site, *operands: Operand) -> str:
+        # numpy lays a result out like its operands: C-contiguous if those of rank >= 2 are.
+        site.fresh(contiguous=all(o.contiguous or o.rank <= 1 for o in operands))
+        arguments = ", ".join(map(str, operands))
+        if self.float32_scalar is not None and site.result.rank == 0 and site.result.dtype == f32:
+            return f"{self.float32_scalar}({arguments})"
+        out = site.out() if self.ufunc else ""
+        if self.operator is not None and not out:
+            if len(operands) == 1:
+                return f"{self.operator}{operands[0]}"
+            return f" {self.operator} ".join(map(str, operands))
+        return f"{self.function}({arguments}{out})"
+
+
+def pad_constant(x: Any, shape: tuple[int, ...], region: tuple[slice, ...], fill: np.ndarray) -> np.ndarray:
+    """`np.pad` with a constant (`fill`, of x's dtype), as a copy into a filled array: the
+    same values and layout (Fortran order for an F-contiguous x), a tenth of the overhead."""
+    out = np.full(shape, fill, order="F" if x.flags.fnc else "C")
+    out[region] = x
+    return out
+
+
+# The globals every generated function sees, besides its constants.
+NAMESPACE: dict[str, Any] = {"np": np, "ndarray": np.ndarray, "libm": libm, "pad_constant": pad_constant}
