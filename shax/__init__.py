@@ -13,11 +13,12 @@ from shax.explain import Explanation, explain
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.tracer import Tracer
 from shax.tracing import trace
-from shax.transforms import grad, jvp, linearize, value_and_grad, vjp, vmap, xpr
+from shax.transforms import grad, jit, jvp, linearize, value_and_grad, vjp, vmap, xpr
 from shax.types import DType, TensorType, bool_, f32, f64, i32
 
 __all__ = [
     "Binding", "DType", "Definition", "Explanation", "LinearizedDefinition", "ShaxError", "ShaxTypeError",
     "ShaxValueError", "TensorType", "Tracer", "Var", "bool_", "evaluate", "explain", "f32", "f64", "i32",
-    "grad", "jvp", "linearize", "passes", "primitives", "stages", "trace", "value_and_grad", "vjp", "vmap", "xpr",
+    "grad", "jit", "jvp", "linearize", "passes", "primitives", "stages", "trace", "value_and_grad", "vjp", "vmap",
+    "xpr",
 ]  # fmt: skip

@@ -15,9 +15,11 @@ class TreeDef:
     children: tuple[TreeDef, ...] = ()
     keys: tuple[Any, ...] = ()
 
-    @property
-    def num_leaves(self) -> int:
-        return 1 if self.kind == "leaf" else sum(c.num_leaves for c in self.children)
+    num_leaves: int = attrs.field(init=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        count = 1 if self.kind == "leaf" else sum(c.num_leaves for c in self.children)
+        object.__setattr__(self, "num_leaves", count)
 
 
 LEAF = TreeDef("leaf")
@@ -40,6 +42,11 @@ def flatten(tree: Any, is_leaf: Callable[[Any], bool] = lambda _: False) -> tupl
 
 
 def unflatten(treedef: TreeDef, leaves: Sequence[Any]) -> Any:
+    # The common shapes, without a walk: one leaf, or a flat tuple of leaves.
+    if treedef.kind == "leaf":
+        return leaves[0]
+    if treedef.kind == "tuple" and treedef.num_leaves == len(treedef.children):
+        return tuple(leaves)
     position = iter(leaves)
 
     def build(node: TreeDef) -> Any:

@@ -1,10 +1,11 @@
 """The function transforms users call, each built by composing the stages:
-`grad`, `value_and_grad`, `vjp`, `jvp`, `linearize`, `vmap`, and `xpr` to see the program any
+`grad`, `value_and_grad`, `vjp`, `jvp`, `linearize`, `vmap`, `jit`, and `xpr` to see the program any
 of them builds. They nest: an inner transform's definition, evaluated on the outer
 transform's tracers, inlines into the outer trace."""
 
 from shax.transforms.autodiff import grad, jvp, linearize, value_and_grad, vjp
+from shax.transforms.jit import jit
 from shax.transforms.vmap import vmap
 from shax.transforms.xpr import xpr
 
-__all__ = ["grad", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "xpr"]
+__all__ = ["grad", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "xpr"]

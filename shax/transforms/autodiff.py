@@ -24,17 +24,16 @@ import numpy as np
 
 from shax import passes, stages
 from shax.errors import ShaxTypeError, ShaxValueError, at
-from shax.ir import Definition, LinearizedDefinition
 from shax.location import current_source
 from shax.pytree import LEAF, TreeDef, flatten, unflatten
 from shax.tracing import function_location, function_name
 from shax.transforms.staging import (
+    Program,
     Staging,
     Transformed,
     abstract_arguments,
     bind_arguments,
     cache,
-    run,
     stage,
     zeros_like,
 )
@@ -64,6 +63,8 @@ class _Parameters:
     def cotangents(self, values: Sequence[Any], positions: Sequence[int]) -> list[Any]:
         """One pytree per parameter in `positions`: the differentiated leaves' `values`
         (in `differentiated` order), zeros for the other leaves."""
+        if self.differentiated == tuple(positions) and len(self.types) == len(self.in_tree.children):
+            return list(values)  # every parameter one leaf, each differentiated: nothing to assemble
         by_leaf = dict(zip(self.differentiated, values))
         starts = _leaf_starts(self.in_tree)
         return [
@@ -116,7 +117,7 @@ class Grad(Transformed):
         if not self.with_value:
             defn = attrs.evolve(defn, outputs=defn.outputs[1:])
         defn = passes.cleanup(attrs.evolve(defn, name=self.__name__))
-        return _BuiltGrad(defn, staging.captured, params, single, self.with_value)
+        return _BuiltGrad(Program(defn), staging.captured, params, single, self.with_value)
 
 
 class ValueAndGrad(Grad):
@@ -128,14 +129,14 @@ class ValueAndGrad(Grad):
 
 @attrs.frozen
 class _BuiltGrad:
-    defn: Definition  # (argument leaves, captured) -> ([value], gradient leaves)
+    program: Program  # (argument leaves, captured) -> ([value], gradient leaves)
     captured: tuple[Any, ...]
     params: _Parameters
     single: bool
     with_value: bool
 
     def call(self, leaves: Sequence[Any]) -> Any:
-        results = run(self.defn, [*leaves, *self.captured])
+        results = self.program([*leaves, *self.captured])
         value, grads = (results[0], results[1:]) if self.with_value else (None, results)
         trees = self.params.cotangents(grads, self.params.chosen)
         gradients = trees[0] if self.single else tuple(trees)
@@ -236,23 +237,21 @@ def _scalar_output(what: str, fn: Callable[..., Any], staging: Staging) -> Tenso
 
 @attrs.frozen
 class _Linearized:
-    """A function linearized at some argument types: its primal definition (argument
-    leaves and captured values -> output leaves, then residuals) and linear definition
+    """A function linearized at some argument types: its primal program (argument
+    leaves and captured values -> output leaves, then residuals) and linear program
     (tangents of the differentiated leaves, or output cotangents once transposed, then
     the residuals -> the other side)."""
 
-    lin: LinearizedDefinition
+    primal_program: Program
+    linear_program: Program
+    num_residuals: int
     staging: Staging
     params: _Parameters
 
-    @property
-    def captured(self) -> tuple[Any, ...]:
-        return self.staging.captured
-
     def primal(self, leaves: Sequence[Any]) -> tuple[list[Any], list[Any]]:
         """(output leaves, residuals) at `leaves`."""
-        results = run(self.lin.primal, [*leaves, *self.captured])
-        split = len(results) - self.lin.num_residuals
+        results = self.primal_program([*leaves, *self.staging.captured])
+        split = len(results) - self.num_residuals
         return results[:split], results[split:]
 
 
@@ -265,8 +264,8 @@ def _linearized(what: str, fn: Callable[..., Any], primals: Sequence[Any], trans
         lin = stages.linearize(staging.typed, wrt=params.differentiated)
         if transposed:
             lin = stages.transpose(lin)
-        lin = attrs.evolve(lin, primal=passes.cleanup(lin.primal), linear=passes.cleanup(lin.linear))
-        return _Linearized(lin, staging, params), not staging.captured
+        primal, linear = Program(passes.cleanup(lin.primal)), Program(passes.cleanup(lin.linear))
+        return _Linearized(primal, linear, lin.num_residuals, staging, params), not staging.captured
 
     return cache.get(fn, (what, in_tree, types), build), leaves
 
@@ -280,7 +279,7 @@ def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tup
 
     def vjp_fn(ct: Any) -> tuple[Any, ...]:
         ct_leaves = _matching_leaves("vjp_fn", "cotangent", ct, out_tree, function_name(fn))
-        cts = run(built.lin.linear, [*ct_leaves, *residuals])
+        cts = built.linear_program([*ct_leaves, *residuals])
         return tuple(built.params.cotangents(cts, range(len(built.params.in_tree.children))))
 
     return unflatten(out_tree, outputs), vjp_fn
@@ -296,7 +295,7 @@ def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...,
     def f_jvp(*tangents: Any) -> Any:
         tangent_leaves = _matching_leaves("f_jvp", "tangent", tangents, built.params.in_tree, function_name(fn))
         differentiated = [tangent_leaves[k] for k in built.params.differentiated]
-        return unflatten(out_tree, run(built.lin.linear, [*differentiated, *residuals]))
+        return unflatten(out_tree, built.linear_program([*differentiated, *residuals]))
 
     return unflatten(out_tree, outputs), f_jvp
 
@@ -315,11 +314,11 @@ def jvp(fn: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]:
         params = _Parameters.of(in_tree, types, range(len(in_tree.children)))
         lin = stages.linearize(staging.typed, wrt=params.differentiated)
         defn = stages.zip_definitions(lin)  # (args, captured, tangents) -> (outputs, output tangents)
-        return _BuiltJvp(defn, staging, params), not staging.captured
+        return _BuiltJvp(Program(defn), staging, params), not staging.captured
 
     built: _BuiltJvp = cache.get(fn, ("jvp", in_tree, types), build)
     differentiated = [tangent_leaves[k] for k in built.params.differentiated]
-    results = run(built.defn, [*leaves, *built.staging.captured, *differentiated])
+    results = built.program([*leaves, *built.staging.captured, *differentiated])
     split = len(results) // 2
     out_tree = built.staging.out_tree
     return unflatten(out_tree, results[:split]), unflatten(out_tree, results[split:])
@@ -327,7 +326,7 @@ def jvp(fn: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]:
 
 @attrs.frozen
 class _BuiltJvp:
-    defn: Definition
+    program: Program
     staging: Staging
     params: _Parameters
 

@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from shax.codegen import Compiled, compile_definition
 from shax.errors import ShaxError, ShaxTypeError, at
 from shax.evaluate import evaluate
 from shax.ir import Binding, Definition
@@ -76,9 +77,33 @@ def stage(fn: Callable[..., Any], in_tree: TreeDef, types: Sequence[TensorType],
     return Staging(infer_types(traced.defn), in_tree, traced.out_tree, traced.captured)
 
 
-def run(defn: Definition, args: Sequence[Any]) -> list[Any]:
-    """`defn` on `args`: values compute, tracers inline it into their trace."""
-    return evaluate(defn, *args)
+class Program:
+    """A definition a transform built, and how it runs: on tracers through `evaluate`,
+    which inlines it into their trace; on values through its compiled numpy source
+    (`shax.codegen`) — at once if `compile_now`, else from its second run on values, so
+    a program run once (a one-off vjp) does not pay for compiling."""
+
+    __slots__ = ("defn", "_compiled", "_runs")
+
+    def __init__(self, defn: Definition, compile_now: bool = False) -> None:
+        self.defn = defn
+        self._compiled: Compiled | None = compile_definition(defn) if compile_now else None
+        self._runs = 0
+
+    @property
+    def compiled(self) -> Compiled:
+        if self._compiled is None:
+            self._compiled = compile_definition(self.defn)
+        return self._compiled
+
+    def __call__(self, args: Sequence[Any]) -> list[Any]:
+        if any(isinstance(a, Tracer) for a in args):
+            return evaluate(self.defn, *args)
+        if self._compiled is None:
+            self._runs += 1
+            if self._runs == 1:
+                return evaluate(self.defn, *args)
+        return self.compiled(*args)
 
 
 def zeros_like(t: TensorType) -> np.ndarray:
@@ -116,7 +141,7 @@ class StagingCache:
 
 def _closure_contents(fn: Callable[..., Any]) -> tuple[Any, ...]:
     cells = getattr(fn, "__closure__", None) or ()
-    contents = []
+    contents: list[Any] = []
     for cell in cells:
         try:
             contents.append(cell.cell_contents)
@@ -141,6 +166,9 @@ class Transformed:
         if not callable(fn):
             raise at(ShaxTypeError(f"{self.kind}: expected a function, got {type(fn).__name__}"), current_source())
         self.fn = fn
+        self.fn_closure = getattr(fn, "__closure__", None)
+        # plain key (see _plain_key) -> (what was built, fn's closure contents then)
+        self._plain: dict[tuple[Any, ...], tuple[Any, tuple[Any, ...]]] = {}
         self.__name__ = f"{self.kind}_{function_name(fn)}"
         self.__qualname__ = self.__name__
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -155,8 +183,17 @@ class Transformed:
         raise NotImplementedError
 
     def __call__(self, *args: Any) -> Any:
+        # The fast path, for arguments that are all arrays or numbers (no pytrees): a
+        # key read off them directly, for what this object built before.
+        key = _plain_key(args)
+        if key is not None:
+            found = self._plain.get(key)
+            if found is not None and (self.fn_closure is None or _closure_contents(self.fn) == found[1]):
+                return found[0].call(args)
         leaves, in_tree, types = abstract_arguments(self.kind, args)
         built = cache.get(self.fn, (self.kind, self.key(), in_tree, types), lambda: self._build(in_tree, types))
+        if key is not None and not built.captured:
+            self._plain[key] = (built, _closure_contents(self.fn))
         return built.call(leaves)
 
     def _build(self, in_tree: TreeDef, types: tuple[TensorType, ...]) -> tuple[Any, bool]:
@@ -165,6 +202,24 @@ class Transformed:
 
     def __repr__(self) -> str:
         return f"<{self.__name__}>"
+
+
+_NUMPY_LEAVES = frozenset({np.ndarray, *(type(np.zeros((), d)[()]) for d in ("f4", "f8", "i4", "?"))})
+
+
+def _plain_key(args: Sequence[Any]) -> tuple[Any, ...] | None:
+    """What decides the types of `args` if each is an array, a numpy scalar or a Python
+    number (a float is always f32): class, dtype and shape; None for anything else."""
+    key: list[Any] = []
+    for a in args:
+        cls = a.__class__
+        if cls in _NUMPY_LEAVES:
+            key.append((cls, a.dtype, a.shape))
+        elif cls is float or cls is int or cls is bool:
+            key.append(cls)
+        else:
+            return None
+    return tuple(key)
 
 
 def _plain_signature(fn: Callable[..., Any]) -> inspect.Signature | None:

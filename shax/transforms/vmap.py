@@ -22,10 +22,9 @@ import numpy as np
 
 from shax import passes, stages
 from shax.errors import ShaxValueError, at
-from shax.ir import Definition
 from shax.location import current_source
 from shax.pytree import TreeDef, unflatten
-from shax.transforms.staging import Transformed, run, stage
+from shax.transforms.staging import Program, Transformed, stage
 from shax.types import TensorType
 
 Axes = Any  # an int, None, or a pytree prefix of them (see the module docstring)
@@ -51,17 +50,17 @@ class Vmap(Transformed):
         staging = stage(self.fn, in_tree, example_types)
         out_axes = _leaf_axes("out_axes", self.out_axes, staging.out_tree, top_level=False)
         batched = stages.batch(staging.typed, [*axes, *[None] * len(staging.captured)], size, out_axes)
-        return _BuiltVmap(passes.cleanup(batched), staging.captured, staging.out_tree)
+        return _BuiltVmap(Program(passes.cleanup(batched)), staging.captured, staging.out_tree)
 
 
 @attrs.frozen
 class _BuiltVmap:
-    defn: Definition  # (batched argument leaves, captured) -> batched output leaves
+    program: Program  # (batched argument leaves, captured) -> batched output leaves
     captured: tuple[Any, ...]
     out_tree: TreeDef
 
     def call(self, leaves: Sequence[Any]) -> Any:
-        return unflatten(self.out_tree, run(self.defn, [*leaves, *self.captured]))
+        return unflatten(self.out_tree, self.program([*leaves, *self.captured]))
 
 
 def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, *, axis: int | None = None) -> Vmap:
