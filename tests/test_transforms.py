@@ -288,6 +288,11 @@ def test_tangents_must_match_the_primals() -> None:
         vjp_fn(np.ones(2, np.float32))
 
 
+def test_arguments_by_keyword() -> None:
+    with pytest.raises(shax.ShaxTypeError, match=r"grad: pass f's arguments by position, not as y="):
+        shax.grad(f)(1.0, y=2.0)
+
+
 def test_errors_point_at_the_caller() -> None:
     with pytest.raises(shax.ShaxError, match=r"test_transforms\.py:\d+"):
         shax.grad(f, wrt="z")(1.0, 2.0)

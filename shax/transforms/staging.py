@@ -182,7 +182,10 @@ class Transformed:
     def build(self, in_tree: TreeDef, types: tuple[TensorType, ...]) -> Any:
         raise NotImplementedError
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            message = f"{self.kind}: pass {function_name(self.fn)}'s arguments by position, not as {', '.join(kwargs)}="
+            raise at(ShaxTypeError(message), current_source())
         # The fast path, for arguments that are all arrays or numbers (no pytrees): a
         # key read off them directly, for what this object built before.
         key = _plain_key(args)
