@@ -33,7 +33,7 @@ import keyword
 import linecache
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -49,7 +49,7 @@ from shax.printing import show_array
 from shax.pysource import NAMESPACE, Elementwise, Memory, Operand, Site, dtype_source, shape_source
 from shax.rules import rule_for
 from shax.stages import check_types, infer_types
-from shax.types import DTYPES, TensorType, bool_
+from shax.types import DTYPES, TensorType, bool_, f32, f64, i32
 
 CHUNK = 2000  # statements per generated function
 
@@ -61,6 +61,8 @@ _serial = itertools.count()
 _DTYPE_GLOBALS = {d: "bool_" if d == bool_ else d.name for d in DTYPES}
 _GLOBAL_NAME = re.compile(r"c\d+(_\d+)?")
 EXTERNAL = -1  # the memory of arguments and constants: never written, never deleted
+# The Python numbers that stand for a scalar of each dtype (evaluate's `check_argument`).
+_NUMBERS = {f32: (float, int), f64: (float, int), i32: (int,), bool_: (bool,)}
 
 
 @attrs.frozen(eq=False)
@@ -97,8 +99,12 @@ def compile_definition(defn: Definition) -> Compiled:
 
 
 def _argument_checker(defn: Definition) -> Callable[[int, Any], Any]:
+    numbers = [_NUMBERS[t.dtype] if t.shape == () else () for t in defn.arg_types]
+
     def argument(k: int, value: Any) -> Any:
         """Argument k as evaluate takes it (a Python number becomes a numpy value), or an error."""
+        if type(value) in numbers[k]:
+            return np.asarray(value, defn.arg_types[k].dtype.numpy)
         try:
             return check_argument(f"{defn.name}: argument {k}", defn.arg_types[k], value)
         except ShaxError as error:
@@ -130,6 +136,7 @@ class _Generator:
         self.namespace: dict[str, Any] = {**NAMESPACE, **{n: np.dtype(d.numpy) for d, n in _DTYPE_GLOBALS.items()}}
         self.namespace["argument"] = _argument_checker(defn)
         self.constants: list[str] = []  # header comments: `# c3 = fromList [] [1.0]`
+        self.params: list[str] = []
         self.types = {b.var.id: b.var.type for b in defn.bindings}
         self.end: dict[int, int] = {}
         self.live: list[bool] = []
@@ -221,19 +228,6 @@ class _Generator:
             self.block_end[block] = end
             self.dying.setdefault(end, []).append(block)
 
-    def _binder(self, var: int) -> Callable[[Any], str]:
-        count = itertools.count()
-
-        def bind(value: Any) -> str:
-            k = next(count)
-            name = f"c{var}" if k == 0 else f"c{var}_{k}"
-            self.namespace[name] = value
-            shown = show_array(value) if hasattr(value, "dtype") else repr(value)
-            self.constants.append(f"# {name} = {shown}")
-            return name
-
-        return bind
-
     def _emit(self, i: int, implicit: set[int]) -> _Line | None:
         binding = self.bindings[i]
         v = binding.var.id
@@ -242,14 +236,14 @@ class _Generator:
             self.contiguous[v] = self.writable[v] = False
             return None
         operands = [Operand(self.expr[a.id], self.types[a.id], self.contiguous[a.id]) for a in binding.args]
-        site = Site(binding.var.type, self._binder(v), implicit=v in implicit)
+        site = Site(binding.var.type, v, implicit=v in implicit)
         rule = rule_for("codegen", binding.prim)
         if isinstance(rule, Elementwise) and rule.ufunc:
             site.reusable = self._reusable(i, binding, implicit)
-        try:
-            code = rule(binding.prim, site, *operands)
-        except ShaxError as error:
-            raise at(type(error)(f"codegen: in `{binding}`: {error}"), binding.source) from None
+        code = rule(binding.prim, site, *operands)
+        for name, value in site.constants:
+            self.namespace[name] = value
+            self.constants.append(f"# {name} = {show_array(value) if hasattr(value, 'dtype') else repr(value)}")
         self._record_memory(i, binding, site, operands, alias=code.isidentifier())
         if code.isidentifier():  # a name already bound: no statement
             self.expr[v] = code
@@ -317,9 +311,11 @@ class _Generator:
         return name
 
 
-def _texts(line: _Line) -> list[str]:
+def _texts(line: _Line, dels: Sequence[str] | None = None) -> list[str]:
+    """The line's statement, then `del` of its `dels` (default: all)."""
+    dels = line.dels if dels is None else dels
     texts = [f"{line.defines} = {line.code}"] if line.defines else []
-    return texts + ([f"del {', '.join(line.dels)}"] if line.dels else [])
+    return texts + ([f"del {', '.join(dels)}"] if dels else [])
 
 
 def _function(name: str, params: list[str], body: list[str]) -> str:
@@ -327,48 +323,58 @@ def _function(name: str, params: list[str], body: list[str]) -> str:
 
 
 def _chunked(name: str, params: list[str], checks: list[str], lines: list[_Line], outputs: list[str]) -> list[str]:
-    """The body as parts of CHUNK statements each, called in turn by the main function.
-    A name read in a later part than its own goes through the dict `env`, popped by the
-    last part that reads it."""
+    """The body as parts of CHUNK lines each, called in turn by the main function. A name
+    read in a later part than its own goes through the dict `env`, popped by the last
+    part that reads it."""
     parts = [lines[k : k + CHUNK] for k in range(0, len(lines), CHUNK)]
     last = len(parts) - 1
-    defined_in = dict.fromkeys(params, -1)
-    last_read: dict[str, int] = {}
+    defined_in = dict.fromkeys(params, -1)  # name -> its part (-1: the main function's)
+    last_read: dict[str, int] = {}  # name -> the last part that reads it
     for k, part in enumerate(parts):
         for line in part:
             last_read.update(dict.fromkeys(line.reads, k))
             if line.defines:
                 defined_in[line.defines] = k
     last_read.update((n, last) for n in outputs if n in defined_in)
-    functions = []
-    for k, part in enumerate(parts):
-        body: list[str] = []
-        here: set[str] = set()
-
-        def load(n: str, k: int = k, body: list[str] = body, here: set[str] = here) -> None:
-            if n not in here and defined_in[n] < k:
-                body.append(f"{n} = env.{'pop' if last_read[n] == k else 'get'}({n!r})")
-                here.add(n)
-
-        for line in part:
-            for n in line.reads:
-                load(n)
-            if line.defines:
-                here.add(line.defines)
-            body += _texts(attrs.evolve(line, dels=tuple(d for d in line.dels if d in here)))
-        if k < last:
-            body += [f"env[{n!r}] = {n}" for n in _defined(part) if last_read.get(n, -1) > k]
-        else:
-            for n in outputs:
-                if n in defined_in:
-                    load(n)
-            body.append(f"return [{', '.join(outputs)}]")
-        functions.append(_function(f"{name}_part{k}", ["env"], body))
+    functions = [
+        _part(f"{name}_part{k}", k, part, defined_in, last_read, k == last, outputs) for k, part in enumerate(parts)
+    ]
     shared = [p for p in params if p in last_read]
     main = [*checks, "env = {" + ", ".join(f"{p!r}: {p}" for p in shared) + "}"]
     main += [f"{name}_part{k}(env)" for k in range(last)] + [f"return {name}_part{last}(env)"]
     return [*functions, _function(name, params, main)]
 
 
-def _defined(part: list[_Line]) -> list[str]:
-    return [line.defines for line in part if line.defines]
+def _part(
+    name: str,
+    k: int,
+    lines: list[_Line],
+    defined_in: dict[str, int],
+    last_read: dict[str, int],
+    is_last: bool,
+    outputs: list[str],
+) -> str:
+    """Part k: it loads what it reads of earlier parts, runs its lines, then stores what
+    later parts read (the last part returns the outputs instead)."""
+    body: list[str] = []
+    here: set[str] = set()  # the names bound in this part so far
+
+    def load(n: str) -> None:
+        if n not in here and defined_in[n] < k:
+            body.append(f"{n} = env.pop({n!r})" if last_read[n] == k else f"{n} = env[{n!r}]")
+            here.add(n)
+
+    for line in lines:
+        for n in line.reads:
+            load(n)
+        if line.defines:
+            here.add(line.defines)
+        body += _texts(line, [d for d in line.dels if d in here])
+    if is_last:
+        for n in outputs:
+            if n in defined_in:
+                load(n)
+        body.append(f"return [{', '.join(outputs)}]")
+    else:
+        body += [f"env[{line.defines!r}] = {line.defines}" for line in lines if last_read.get(line.defines, -1) > k]
+    return _function(name, ["env"], body)

@@ -26,7 +26,7 @@ operand and whose broadcast operands codegen may leave to numpy to stretch.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -71,7 +71,8 @@ class Site:
     and what codegen learns from it (the result's memory)."""
 
     result: TensorType
-    bind: Callable[[Any], str]  # a value -> the name of a global bound to it once
+    var: int  # the binding's var: its constants are named c{var}, c{var}_1, ...
+    constants: list[tuple[str, Any]] = attrs.field(factory=list)
     reusable: str | None = None  # a dead operand the result may be written into
     implicit: bool = False  # every use is elementwise, next to an operand of the full shape
     reused: bool = False
@@ -82,7 +83,9 @@ class Site:
 
     def constant(self, value: Any) -> str:
         """The name of a global holding `value`, bound once when the function is compiled."""
-        return self.bind(value)
+        name = f"c{self.var}_{len(self.constants)}" if self.constants else f"c{self.var}"
+        self.constants.append((name, value))
+        return name
 
     def fresh(self, contiguous: bool) -> None:
         self.memory, self.contiguous = Memory.FRESH, contiguous
