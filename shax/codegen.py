@@ -49,6 +49,7 @@ from shax.printing import show_array
 from shax.pysource import NAMESPACE, Elementwise, Memory, Operand, Site, dtype_source, shape_source
 from shax.rules import rule_for
 from shax.stages import check_types, infer_types
+from shax.tracer import Tracer
 from shax.types import DTYPES, TensorType, bool_, f32, f64, i32
 
 CHUNK = 2000  # statements per generated function
@@ -102,13 +103,18 @@ def _argument_checker(defn: Definition) -> Callable[[int, Any], Any]:
     numbers = [_NUMBERS[t.dtype] if t.shape == () else () for t in defn.arg_types]
 
     def argument(k: int, value: Any) -> Any:
-        """Argument k as evaluate takes it (a Python number becomes a numpy value), or an error."""
+        """Argument k as evaluate takes it (a Python number becomes a numpy value), or an error.
+        An ndarray subclass is taken as an ndarray (np.matrix would make `*` a matrix product)."""
         if type(value) in numbers[k]:
             return np.asarray(value, defn.arg_types[k].dtype.numpy)
         try:
-            return check_argument(f"{defn.name}: argument {k}", defn.arg_types[k], value)
+            if isinstance(value, Tracer):
+                message = f"{defn.name}: argument {k} is a tracer; compiled code runs on numpy values (use evaluate)"
+                raise ShaxTypeError(message)
+            value = check_argument(f"{defn.name}: argument {k}", defn.arg_types[k], value)
         except ShaxError as error:
             raise at(error, current_source()) from None
+        return np.asarray(value) if isinstance(value, np.ndarray) else value
 
     return argument
 

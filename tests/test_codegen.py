@@ -229,6 +229,17 @@ def test_bad_arguments_are_type_errors(args: tuple[Any, ...], fragments: list[st
     assert f"{Path(__file__).name}:" in message, message
 
 
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+def test_tracers_are_refused_and_array_subclasses_taken_as_arrays() -> None:
+    compiled = compile_definition(infer_types(shax.trace(f, f64[2, 2], f64[2, 2])))
+    with pytest.raises(shax.ShaxTypeError, match="argument 0 is a tracer"):
+        shax.trace(lambda x: compiled(x, x)[0], f64[2, 2])
+    m = np.asmatrix(np.arange(4.0).reshape(2, 2))  # `*` of matrices is a matrix product
+    (result,) = compiled(m, m)
+    assert type(result) is np.ndarray
+    np.testing.assert_array_equal(result, shax.evaluate(compiled.defn, m, m)[0])
+
+
 def test_names_that_would_clash_are_changed() -> None:
     for name, expected in [("<lambda>", "_lambda_"), ("np", "np_"), ("c1", "c1_"), ("class", "_class"), ("", "_")]:
         defn = attrs.evolve(infer_types(shax.trace(f, f64[2], f64[2])), name=name)
