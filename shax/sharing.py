@@ -20,18 +20,19 @@ def recover_sharing(builder: Builder, outputs: Sequence[Tracer], typed: bool = F
     With `typed`, bindings carry the types the tracer computed (no need to infer them)."""
     var_of: dict[int, Var] = {}  # id(node) -> the var bound to it
     for output in outputs:
-        stack = [(output, 0)]  # (node, index of the next operand to visit)
+        stack = [output]  # nodes to bind once their operands are bound; the top is next
         while stack:
-            node, next_operand = stack[-1]
-            if id(node) in var_of:
+            node = stack[-1]
+            if id(node) in var_of:  # reached again, through another path
                 stack.pop()
-            elif next_operand < len(node.args):
-                stack[-1] = (node, next_operand + 1)
-                operand = node.args[next_operand]
-                if id(operand) not in var_of:
-                    stack.append((operand, 0))
-            else:
-                stack.pop()
-                args = [var_of[id(a)] for a in node.args]
-                var_of[id(node)] = builder.emit(node.prim, args, node.type if typed else None, node.source)
+                continue
+            unbound = [a for a in node.args if id(a) not in var_of]
+            if unbound:
+                # Leftmost on top, so operands are bound left to right. An operand that
+                # an earlier one's subtree binds is skipped when it comes up.
+                stack.extend(reversed(unbound))
+                continue
+            stack.pop()
+            args = tuple([var_of[id(a)] for a in node.args])
+            var_of[id(node)] = builder.emit(node.prim, args, node.type if typed else None, node.source)
     return [var_of[id(o)] for o in outputs]

@@ -24,7 +24,7 @@ import typeclasses as tc
 from shax import primitives as P
 from shax.errors import ShaxError, ShaxTypeError, at
 from shax.location import current_source
-from shax.rules import type_rules
+from shax.result_types import result_type
 from shax.types import DType, TensorType, bool_, dtype_of_numpy, f32, i32
 from typeclasses.operators import Operators
 
@@ -42,10 +42,29 @@ class Trace:
         self.captured: list[Tracer] = []
         self._captured_nodes: dict[int, Tracer] = {}
 
-    def node(self, prim: P.Primitive, args: tuple[Tracer, ...], type: TensorType, source: str | None) -> Tracer:
+    def node(
+        self,
+        prim: P.Primitive,
+        args: tuple[Tracer, ...],
+        type: TensorType,
+        source: str | None,
+        key: tuple[Any, ...] | None = None,
+    ) -> Tracer:
+        """A new node, entered in the table under `key` (its `cons_key`, if the caller has it)."""
         node = Tracer(self, prim, args, type, source)
-        self.table[(prim.cons_key(), *map(id, args))] = node
+        self.table[cons_key(prim, args) if key is None else key] = node
         return node
+
+    def close(self) -> None:
+        """End the trace: no operation may be recorded in it any more."""
+        self.active = False
+        # Its nodes refer to it (node.trace): dropping its references to them leaves no
+        # cycle, so reference counting frees a large trace's nodes as soon as the stage
+        # drops them, instead of the cyclic collector traversing them all. What was
+        # captured (outer tracers) stays: stages read it after the trace.
+        self.table = {}
+        self.args = []
+        self._captured_nodes = {}
 
     def capture(self, outer: Tracer) -> Tracer:
         node = self._captured_nodes.get(id(outer))
@@ -68,7 +87,7 @@ def new_trace(arg_types: Sequence[TensorType]) -> Iterator[Trace]:
         yield trace
     finally:
         _stack.pop()
-        trace.active = False
+        trace.close()
 
 
 class Tracer(Operators):
@@ -176,17 +195,23 @@ def lift(trace: Trace, value: Any, reference: DType | None, op: str) -> Tracer:
     return emit(trace, P.Constant(value), ())
 
 
+def cons_key(prim: P.Primitive, args: tuple[Tracer, ...]) -> tuple[Any, ...]:
+    """What identifies the operation `prim` on `args` in its trace's table."""
+    return (prim.cons_key(), *map(id, args))
+
+
 def emit(trace: Trace, prim: P.Primitive, args: tuple[Tracer, ...]) -> Tracer:
     """The node for `prim` on `args`: an existing one (hash-consing) or a new, typed one."""
-    found = trace.table.get((prim.cons_key(), *map(id, args)))
+    key = cons_key(prim, args)
+    found = trace.table.get(key)
     if found is not None:
         return found
     source = current_source()
     try:
-        result_type = type_rules[type(prim)](prim, *(a.type for a in args))
+        out_type = result_type(prim, *[a.type for a in args])
     except ShaxError as error:
         raise at(error, source) from None
-    return trace.node(prim, args, result_type, source)
+    return trace.node(prim, args, out_type, source, key)
 
 
 def _innermost_trace(operands: Sequence[Any]) -> Trace:
@@ -201,6 +226,9 @@ def _innermost_trace(operands: Sequence[Any]) -> Trace:
 def apply(prim: P.Primitive, *operands: Any) -> Tracer:
     """Record `prim` on operands that may mix tracers, numpy values and numbers."""
     trace = _innermost_trace(operands)
+    # The common case, nothing to lift: every operand is already a node of a live `trace`.
+    if trace.active and all(isinstance(o, Tracer) and o.trace is trace for o in operands):
+        return emit(trace, prim, operands)
     try:
         reference = _reference_dtype(operands)
         args = tuple(lift(trace, o, reference, prim.name) for o in operands)

@@ -18,6 +18,7 @@ import typeguard
 
 from shax.builder import Builder
 from shax.errors import ShaxError, ShaxTypeError, at
+from shax.gcpause import collector_paused
 from shax.ir import Definition
 from shax.location import current_source
 from shax.pytree import TreeDef, flatten, unflatten
@@ -59,19 +60,23 @@ def trace_pytree(f: Callable[..., Any], arg_trees: Sequence[Any], name: str | No
         types = [_as_type(fname, k, leaf) for k, leaf in enumerate(leaves)]
     except ShaxError as error:  # bad argument types: point at the caller's line
         raise at(error, current_source()) from None
-    with new_trace(types) as current:
-        args = unflatten(in_tree, current.args)
-        _check_call(f, fname, args)
-        result = f(*args)
-        _check_result(f, fname, result)
-        out_leaves, out_tree = flatten(result)
-        try:
-            outputs = [lift(current, leaf, None, "return") for leaf in out_leaves]
-        except ShaxError as error:
-            raise at(type(error)(f"trace: {fname} returned a non-tensor: {error}"), function_location(f)) from None
-    builder = Builder()
-    out_vars = recover_sharing(builder, outputs)
-    defn = builder.build(fname, [*types, *(c.type for c in current.captured)], out_vars)
+    # A with-block, not a decorator: errors locate the user's line by walking the stack,
+    # and a decorator's frame (in contextlib) would be the first one outside shax.
+    with collector_paused():
+        with new_trace(types) as current:
+            args = unflatten(in_tree, current.args)
+            _check_call(f, fname, args)
+            result = f(*args)
+            _check_result(f, fname, result)
+            out_leaves, out_tree = flatten(result)
+            try:
+                outputs = [lift(current, leaf, None, "return") for leaf in out_leaves]
+            except ShaxError as error:
+                message = f"trace: {fname} returned a non-tensor: {error}"
+                raise at(type(error)(message), function_location(f)) from None
+        builder = Builder()
+        out_vars = recover_sharing(builder, outputs)
+        defn = builder.build(fname, [*types, *(c.type for c in current.captured)], out_vars)
     return Traced(defn, in_tree, out_tree, tuple(current.captured))
 
 

@@ -57,7 +57,8 @@ def _shape(shape: Any) -> tuple[int, ...]:
 _PRINTED = re.compile(r"\s*(\w+)\s*\[\s*([0-9,\s]*)\]\s*")
 
 
-@attrs.frozen(repr=False)
+# The hash is cached: types key the memo of type rules (`shax.result_types`).
+@attrs.frozen(repr=False, cache_hash=True)
 class TensorType:
     dtype: DType
     shape: tuple[int, ...] = attrs.field(converter=_shape)

@@ -17,7 +17,7 @@ import typeclasses as tc
 from shax import primitives as P
 from shax.errors import ShaxTypeError
 from shax.linear import Zero
-from shax.rules import rule_for
+from shax.result_types import result_type
 from shax.types import DType, TensorType
 
 
@@ -32,7 +32,7 @@ def _operand_type(operand: Any, dtype: DType) -> TensorType:
 def _zero(prim: P.Primitive, *operands: Any) -> Zero:
     """The zero that `prim` gives on `operands`, one of which is a zero."""
     dtype = next(o.type.dtype for o in operands if isinstance(o, Zero))
-    return Zero(rule_for("type", prim)(prim, *(_operand_type(o, dtype) for o in operands)))
+    return Zero(result_type(prim, *(_operand_type(o, dtype) for o in operands)))
 
 
 def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:

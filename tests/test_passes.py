@@ -21,6 +21,7 @@ from shax import bool_, f32, f64, i32
 from shax.builder import Builder
 from shax.ir import Definition, Var
 from shax.passes import (
+    CLEANUP,
     PASSES,
     apply_passes,
     canonicalize_dot_general,
@@ -466,6 +467,34 @@ def test_passes_preserve_meaning_and_types(program: Program, names: list[str]) -
     out = apply_passes(defn, names)
     assert is_numbered(out)
     assert_same_meaning(defn, out, program.args)
+
+
+def assert_same_bindings(a: Definition, b: Definition) -> None:
+    assert a == b and str(a) == str(b)
+    assert [x.source for x in a.bindings] == [x.source for x in b.bindings]
+    assert [v.type for v in a.outputs] == [v.type for v in b.outputs]
+
+
+@given(program=programs(dtype=f64))
+def test_cleanup_is_forward_identities_then_cse_then_dce(program: Program) -> None:
+    # Traced programs, and the linear programs of their VJPs (zero tangents, broadcasts,
+    # products with one): cleanup's one walk builds what the three passes build.
+    defn = infer_types(shax.trace(program.fn, *program.arg_types))
+    lin = shax.stages.linearize(defn)
+    for d in (defn, lin.primal, lin.linear, shax.stages.transpose(lin).linear):
+        assert_same_bindings(cleanup(d), apply_passes(d, CLEANUP))
+
+
+def test_cleanup_forwards_before_merging_as_the_passes_do() -> None:
+    # `select p a b` with b repeating a: forward_identities runs before cse merges them,
+    # so the select stays (and cleanup, one walk, keeps it too).
+    def body(b: Builder, x: Var) -> Var:
+        p = b.emit(Eq(), [x, x])
+        return b.emit(Select(), [p, b.emit(Sin(), [x]), b.emit(Sin(), [x])])
+
+    defn = build([f32[3]], body)
+    assert_same_bindings(cleanup(defn), apply_passes(defn, CLEANUP))
+    assert Select in prims(cleanup(defn))
 
 
 @given(program=programs(dtype=f64))

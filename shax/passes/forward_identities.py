@@ -16,7 +16,21 @@ import numpy as np
 from shax.builder import Builder
 from shax.ir import Binding, Definition, Var
 from shax.passes.rewrite import keep, rewrite
-from shax.primitives import Add, Broadcast, Constant, Div, Mul, Pad, ReduceSum, Reshape, Select, Slice, Sub, Transpose
+from shax.primitives import (
+    Add,
+    Broadcast,
+    Constant,
+    Div,
+    Mul,
+    Pad,
+    Primitive,
+    ReduceSum,
+    Reshape,
+    Select,
+    Slice,
+    Sub,
+    Transpose,
+)
 
 # These change a value only by changing its shape: same type in and out means identity.
 SHAPE_PRESERVING_IS_IDENTITY = (Reshape, Broadcast, Slice, Pad, ReduceSum)
@@ -48,6 +62,17 @@ def forwarded(binding: Binding, args: tuple[Var, ...], neutral: dict[int, int] |
     return None
 
 
+def neutral_element(prim: Primitive) -> int | None:
+    """0 or 1 if `prim` is a (non-bool) constant every element of which is that number."""
+    if not isinstance(prim, Constant) or prim.value.dtype == bool:
+        return None
+    found = None
+    for element in (0, 1):
+        if np.all(prim.value == element):
+            found = element
+    return found
+
+
 def forward_identities(defn: Definition) -> Definition:
     neutral: dict[int, int] = {}  # var id -> 0 or 1, for the kept constants all of whose elements are that
 
@@ -56,11 +81,9 @@ def forward_identities(defn: Definition) -> Definition:
         if operand is not None:
             return operand
         var = keep(builder, binding, args)
-        if isinstance(binding.prim, Constant):
-            value = binding.prim.value
-            for element in (0, 1):
-                if value.dtype != bool and np.all(value == element):
-                    neutral[var.id] = element
+        element = neutral_element(binding.prim)
+        if element is not None:
+            neutral[var.id] = element
         return var
 
     return rewrite("forward_identities", defn, forward)

@@ -5,21 +5,44 @@
 
 Passes run left to right (the original composed its list right to left with `foldr (.)`;
 a Python list reads in order).
+
+`cleanup` runs forward_identities, cse and dce in one walk:
+
+    cleanup(defn) == dce(cse(forward_identities(defn)))
+
+Stages such as zip clean every program they build, and running the three passes one
+after the other would rebuild a large program three times. This makes the same
+decisions as the three passes, in the same order, and builds bindings once, for what
+survives all three:
+
+    forward  a binding that merely passes an operand on is that operand
+             (`forward_identities.forwarded`, with its neutral constants);
+    merge    a binding that repeats one kept earlier is that one (`cse.cse_key`);
+    drop     a backward sweep keeps what the outputs need and every `xk = argj` (dce).
+
+Forwarding sees each binding's operands as forward_identities would (before merging),
+and merging sees the surviving bindings numbered as cse would, so the result is the
+three passes' binding for binding. One sweep forward, one back, one to build: linear.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
+from shax.builder import Builder
 from shax.errors import ShaxValueError
-from shax.ir import Definition
+from shax.ir import Binding, Definition, Var
 from shax.passes.canonicalize_dot_general import canonicalize_dot_general
-from shax.passes.cse import cse
+from shax.passes.cse import cse, cse_key
 from shax.passes.dce import dce
 from shax.passes.fold_constants import fold_constants
-from shax.passes.forward_identities import forward_identities
+from shax.passes.forward_identities import forward_identities, forwarded, neutral_element
 from shax.passes.lower_reductions import lower_reductions_to_sums_of_slices
 from shax.passes.materialize_broadcasts import materialize_broadcasts
+from shax.passes.rewrite import check_input
+from shax.primitives import Arg
+from shax.well_typed import mark_well_typed
 
 Pass = Callable[[Definition], Definition]
 
@@ -49,4 +72,50 @@ def apply_passes(defn: Definition, names: Sequence[str]) -> Definition:
 
 def cleanup(defn: Definition) -> Definition:
     """The default cleanup: forward identities, then cse, then dce."""
-    return apply_passes(defn, CLEANUP)
+    check_input("forward_identities", defn)  # the first pass's check, and its errors
+    # Forward and merge. Each binding that survives both is an entry, numbered in order
+    # (cse's numbering of its output).
+    forward_to: dict[int, Var] = {}  # input var id -> the input var whose value it has, once forwarded
+    neutral: dict[int, int] = {}  # id of a kept constant's var -> 0 or 1, if all its elements are that
+    entry_of: dict[int, int] = {}  # id of a var kept by forwarding -> its entry, once merged
+    first: dict[tuple[Any, ...], int] = {}  # cse_key on entries -> the entry computing it first
+    entries: list[Binding] = []  # entry -> the binding it keeps (its operands are in `operands`)
+    operands: list[tuple[int, ...]] = []  # entry -> its operands' entries
+    for binding in defn.bindings:
+        args = tuple([forward_to[a.id] for a in binding.args])
+        operand = forwarded(binding, args, neutral)
+        if operand is not None:
+            forward_to[binding.var.id] = operand
+            continue
+        forward_to[binding.var.id] = binding.var
+        element = neutral_element(binding.prim)
+        if element is not None:
+            neutral[binding.var.id] = element
+        entry_args = tuple([entry_of[a.id] for a in args])
+        key = cse_key(binding.prim, entry_args)
+        entry = first.get(key)
+        if entry is None:
+            entry = first[key] = len(entries)
+            entries.append(binding)
+            operands.append(entry_args)
+        entry_of[binding.var.id] = entry
+    returned = [entry_of[forward_to[v.id].id] for v in defn.outputs]
+    # Drop: an entry is live if an output needs it, or if it reads an argument.
+    live = [False] * len(entries)
+    for entry in returned:
+        live[entry] = True
+    for entry in reversed(range(len(entries))):
+        if live[entry] or isinstance(entries[entry].prim, Arg):
+            live[entry] = True
+            for operand in operands[entry]:
+                live[operand] = True
+    # Build the live entries, renumbered in order.
+    builder = Builder()
+    new_var: dict[int, Var] = {}  # live entry -> its var in the output
+    for entry, binding in enumerate(entries):
+        if live[entry]:
+            args = tuple([new_var[operand] for operand in operands[entry]])
+            new_var[entry] = builder.emit(binding.prim, args, binding.var.type, binding.source)
+    # Returned vars keep the input's style: annotated only if they were.
+    outputs = [new_var[e] if v.type is not None else Var(new_var[e].id) for v, e in zip(defn.outputs, returned)]
+    return mark_well_typed(builder.build(defn.name, defn.arg_types, outputs))

@@ -10,7 +10,6 @@ bindings stay bindings. One pass over the bindings, no recursion: linear time.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Sequence
 
 from shax.builder import Builder
@@ -18,23 +17,18 @@ from shax.errors import ShaxError, ShaxTypeError, at
 from shax.ir import Binding, Definition, Var
 from shax.primitives import Primitive, Reshape
 from shax.printing import show_binding
-from shax.rules import rule_for
+from shax.result_types import result_type
 from shax.stages import check_types
+from shax.well_typed import is_well_typed, mark_well_typed
 
 # builder, binding, its operands' output vars -> the output var holding its value
 Rule = Callable[[Builder, Binding, tuple[Var, ...]], Var]
 
 
-# id -> definition, for the definitions known to be well typed: checked already, or built
-# by a pass (whose bindings are typed by the type rules). A pipeline then checks its input
-# once, not before every pass. Weak values: an entry goes when its definition does.
-_well_typed: weakref.WeakValueDictionary[int, Definition] = weakref.WeakValueDictionary()
-
-
 def check_input(pass_name: str, defn: Definition) -> None:
     """Nothing if `defn` is typed and every annotation agrees with the type rules;
     else a ShaxError naming `pass_name` and the offending binding."""
-    if _well_typed.get(id(defn)) is defn:
+    if is_well_typed(defn):  # checked already, or built typed by a stage or pass
         return
     for binding in defn.bindings:
         if binding.var.type is None:
@@ -44,7 +38,6 @@ def check_input(pass_name: str, defn: Definition) -> None:
         check_types(defn)
     except ShaxError as error:
         raise type(error)(f"{pass_name}: {error}") from None
-    _well_typed[id(defn)] = defn
 
 
 def rewrite(pass_name: str, defn: Definition, rule: Rule, *, hash_cons: bool = False) -> Definition:
@@ -60,9 +53,8 @@ def walk(defn: Definition, rule: Rule, *, hash_cons: bool = False) -> Definition
         new_var[binding.var.id] = rule(builder, binding, tuple(new_var[a.id] for a in binding.args))
     # Returned vars keep the input's style: annotated only if they were.
     outputs = [new_var[v.id] if v.type is not None else Var(new_var[v.id].id) for v in defn.outputs]
-    rewritten = builder.build(defn.name, defn.arg_types, outputs)
-    _well_typed[id(rewritten)] = rewritten
-    return rewritten
+    # Each binding is a well-typed one's, or typed by its type rule (`emit_typed`).
+    return mark_well_typed(builder.build(defn.name, defn.arg_types, outputs))
 
 
 def keep(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
@@ -72,8 +64,7 @@ def keep(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
 
 def emit_typed(builder: Builder, prim: Primitive, args: Sequence[Var], source: str | None) -> Var:
     """A new binding, typed by its primitive's type rule."""
-    result_type = rule_for("type", prim)(prim, *(a.type for a in args))
-    return builder.emit(prim, args, result_type, source)
+    return builder.emit(prim, args, result_type(prim, *(a.type for a in args)), source)
 
 
 def reshaped(builder: Builder, x: Var, shape: Sequence[int], source: str | None) -> Var:

@@ -9,11 +9,13 @@ the binding and the user's line that wrote it.
 from __future__ import annotations
 
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, Var
 from shax.primitives import Arg
 from shax.printing import show_binding
-from shax.rules import rule_for
+from shax.result_types import result_type
 from shax.types import TensorType
+from shax.well_typed import mark_well_typed
 
 
 def _fail(stage: str, binding: Binding, message: str, error: type[ShaxError] = ShaxTypeError) -> ShaxError:
@@ -36,37 +38,40 @@ def binding_type(stage: str, defn: Definition, binding: Binding, operands: tuple
     if len(binding.args) != prim.arity:
         raise _fail(stage, binding, f"{prim.name} takes {prim.arity} operand(s), got {len(binding.args)}")
     try:
-        return rule_for("type", prim)(prim, *operands)
+        return result_type(prim, *operands)
     except ShaxError as error:
         raise _fail(stage, binding, str(error), type(error)) from None
 
 
+@collector_paused()
 def infer_types(defn: Definition) -> Definition:
     env: dict[int, TensorType] = {}  # var id -> its inferred type
+    typed_vars: dict[int, Var] = {}  # var id -> the var with that type (one object for all its uses)
     typed = []
     for binding in defn.bindings:
         if binding.var.id in env:
             raise _fail("infer_types", binding, f"x{binding.var.id} is bound twice", ShaxValueError)
-        t = binding_type("infer_types", defn, binding, tuple(env.get(a.id) for a in binding.args))
+        t = binding_type("infer_types", defn, binding, tuple([env.get(a.id) for a in binding.args]))
         env[binding.var.id] = t
-        args = tuple(Var(a.id, env[a.id]) for a in binding.args)
-        typed.append(Binding(Var(binding.var.id, t), binding.prim, args, binding.source))
+        var = typed_vars[binding.var.id] = Var(binding.var.id, t)
+        typed.append(Binding(var, binding.prim, tuple([typed_vars[a.id] for a in binding.args]), binding.source))
     _check_outputs("infer_types", defn, env)
-    return Definition(defn.name, defn.arg_types, tuple(typed), defn.outputs)
+    return mark_well_typed(Definition(defn.name, defn.arg_types, tuple(typed), defn.outputs))
 
 
+@collector_paused()
 def check_types(defn: Definition) -> Definition:
     """`defn` itself if every annotation agrees with the type rules; else a ShaxTypeError."""
     env: dict[int, TensorType] = {}
     for binding in defn.bindings:
         if binding.var.id in env:
             raise _fail("check_types", binding, f"x{binding.var.id} is bound twice", ShaxValueError)
-        t = binding_type("check_types", defn, binding, tuple(env.get(a.id) for a in binding.args))
+        t = binding_type("check_types", defn, binding, tuple([env.get(a.id) for a in binding.args]))
         if binding.var.type != t:
             raise _fail("check_types", binding, f"annotated {binding.var.type}, but the rule gives {t}")
         env[binding.var.id] = t
     _check_outputs("check_types", defn, env)
-    return defn
+    return mark_well_typed(defn)
 
 
 def _check_outputs(stage: str, defn: Definition, env: dict[int, TensorType]) -> None:

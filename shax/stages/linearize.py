@@ -39,6 +39,7 @@ from shax.rules import rule_for
 from shax.sharing import recover_sharing
 from shax.tracer import Trace, Tracer, emit, lift, new_trace
 from shax.types import TensorType
+from shax.well_typed import is_well_typed, mark_well_typed
 
 
 @collector_paused()
@@ -85,14 +86,16 @@ def linearize(defn: Definition, wrt: Sequence[int] | None = None) -> LinearizedD
         tuple(Var(v.id) for v in linear_outputs),
     )
     primal_defn = definition_of(defn.name, defn.arg_types, [*outputs, *residuals])
-    return LinearizedDefinition(primal_defn, linear_defn, len(residuals))
+    # Typed by the type rules as the traces recorded them, like definition_of's.
+    return LinearizedDefinition(primal_defn, mark_well_typed(linear_defn), len(residuals))
 
 
 def definition_of(name: str, arg_types: Sequence[TensorType], outputs: Sequence[Tracer]) -> Definition:
     """The typed definition computing `outputs` from the tracers of a trace's arguments."""
     builder = Builder()
     output_vars = recover_sharing(builder, outputs, typed=True)
-    return builder.build(name, arg_types, [Var(v.id) for v in output_vars])
+    # Every binding is typed by the type rules, as the trace recorded it.
+    return mark_well_typed(builder.build(name, arg_types, [Var(v.id) for v in output_vars]))
 
 
 def _check_wrt(defn: Definition, wrt: Sequence[int]) -> None:
@@ -182,6 +185,8 @@ def check_well_formed(stage: str, defn: Definition) -> None:
     """Nothing if every binding of `defn` is typed, reads a declared argument or vars bound
     before it, and every returned var is bound; else a ShaxError naming `stage` and the binding.
     (Types themselves are checked as the stage recomputes each operation.)"""
+    if is_well_typed(defn):  # check_types has seen all this, or a stage built it so
+        return
     bound: set[int] = set()
     for binding in defn.bindings:
         if binding.var.type is None:

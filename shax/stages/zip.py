@@ -18,6 +18,7 @@ from shax.gcpause import collector_paused
 from shax.ir import Definition, LinearizedDefinition, Var
 from shax.primitives import Arg
 from shax.stages.linearize import check_linearized
+from shax.well_typed import is_well_typed, mark_well_typed
 
 
 @collector_paused()
@@ -46,4 +47,7 @@ def zip_definitions(lin: LinearizedDefinition) -> Definition:
         [*primal.arg_types, *linear.arg_types[:num_linear_args]],
         [Var(v.id) for v in outputs],
     )
+    if is_well_typed(primal) and is_well_typed(linear):
+        # Their bindings, renamed; the residuals they share have the same types (checked above).
+        mark_well_typed(zipped)
     return passes.cleanup(zipped)
