@@ -28,6 +28,7 @@ Contract:
 
 from __future__ import annotations
 
+import builtins
 import itertools
 import keyword
 import linecache
@@ -312,7 +313,7 @@ class _Generator:
         name = re.sub(r"\W", "_", self.defn.name) or "_"
         if name[0].isdigit() or keyword.iskeyword(name):
             name = "_" + name
-        while name in self.namespace or _GLOBAL_NAME.fullmatch(name):
+        while name in self.namespace or hasattr(builtins, name) or _GLOBAL_NAME.fullmatch(name):
             name += "_"
         return name
 

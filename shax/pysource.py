@@ -124,8 +124,9 @@ class Elementwise:
     np.where if not `ufunc`) on the operands, which numpy broadcasts.
 
     `operator` writes it as Python's operator (`x + y`, `-x`): the same ufunc on arrays,
-    exact scalar arithmetic on numpy scalars (ten times cheaper). `float32_scalar`
-    replaces the ufunc on a float32 number, as the numpy instance does (`typeclasses.libm`)."""
+    exact scalar arithmetic on numpy scalars (ten times cheaper). `float32_scalar` names
+    the C function (`sinf`) that replaces the ufunc on a float32 number, as in the numpy
+    instance (`typeclasses.libm`)."""
 
     function: str
     operator: str | None = None
@@ -136,8 +137,8 @@ class Elementwise:
         # numpy lays a result out like its operands: C-contiguous if those of rank >= 2 are.
         site.fresh(contiguous=all(o.contiguous or o.rank <= 1 for o in operands))
         arguments = ", ".join(map(str, operands))
-        if self.float32_scalar is not None and site.result.rank == 0 and site.result.dtype == f32:
-            return f"{self.float32_scalar}({arguments})"
+        if self.float32_scalar in C_FLOAT and site.result.rank == 0 and site.result.dtype == f32:
+            return f"np.float32({self.float32_scalar}(float({operands[0]})))"
         out = site.out() if self.ufunc else ""
         if self.operator is not None and not out:
             if len(operands) == 1:
@@ -154,5 +155,11 @@ def pad_constant(x: Any, shape: tuple[int, ...], region: tuple[slice, ...], fill
     return out
 
 
+# C's float functions the numpy instance calls on float32 numbers, where the C library has them.
+C_FLOAT = {
+    name: function
+    for name in ("sinf", "cosf", "tanf", "expf", "logf", "tanhf")
+    if (function := libm.c_float_function(name)) is not None
+}
 # The globals every generated function sees, besides its constants.
-NAMESPACE: dict[str, Any] = {"np": np, "ndarray": np.ndarray, "libm": libm, "pad_constant": pad_constant}
+NAMESPACE: dict[str, Any] = {"np": np, "ndarray": np.ndarray, "pad_constant": pad_constant, **C_FLOAT}

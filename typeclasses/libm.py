@@ -30,11 +30,18 @@ def _c_library() -> ctypes.CDLL | None:
 _LIBRARY = _c_library()
 
 
-def _unary(ufunc: np.ufunc, c_name: str) -> Callable[[Any], Any]:
+def c_float_function(c_name: str) -> Callable[[float], float] | None:
+    """The C library's float function `c_name` (e.g. "sinf") of one float, or None if it lacks it."""
     c_function = getattr(_LIBRARY, c_name, None)
+    if c_function is not None:
+        c_function.restype, c_function.argtypes = ctypes.c_float, [ctypes.c_float]
+    return c_function
+
+
+def _unary(ufunc: np.ufunc, c_name: str) -> Callable[[Any], Any]:
+    c_function = c_float_function(c_name)
     if c_function is None:
         return ufunc
-    c_function.restype, c_function.argtypes = ctypes.c_float, [ctypes.c_float]
 
     def apply(x: Any) -> Any:
         if getattr(x, "dtype", None) == np.float32 and not getattr(x, "shape", ()):

@@ -192,10 +192,10 @@ for _cls, _function in _FUNCTIONS.items():
 # Codegen rules: the numpy function the numpy instance calls (`**` is not np.power on
 # arrays: it squares for ** 2.0; a float32 number's sin is C's sinf, `typeclasses.libm`).
 _CODEGEN: dict[type, Elementwise] = {
-    Neg: Elementwise("np.negative", "-"), Sin: Elementwise("np.sin", float32_scalar="libm.sin"),
-    Cos: Elementwise("np.cos", float32_scalar="libm.cos"), Tan: Elementwise("np.tan", float32_scalar="libm.tan"),
-    Exp: Elementwise("np.exp", float32_scalar="libm.exp"), Log: Elementwise("np.log", float32_scalar="libm.log"),
-    Sqrt: Elementwise("np.sqrt"), Tanh: Elementwise("np.tanh", float32_scalar="libm.tanh"),
+    Neg: Elementwise("np.negative", "-"), Sin: Elementwise("np.sin", float32_scalar="sinf"),
+    Cos: Elementwise("np.cos", float32_scalar="cosf"), Tan: Elementwise("np.tan", float32_scalar="tanf"),
+    Exp: Elementwise("np.exp", float32_scalar="expf"), Log: Elementwise("np.log", float32_scalar="logf"),
+    Sqrt: Elementwise("np.sqrt"), Tanh: Elementwise("np.tanh", float32_scalar="tanhf"),
     Abs: Elementwise("np.abs"), Signum: Elementwise("np.sign"),
     Add: Elementwise("np.add", "+"), Sub: Elementwise("np.subtract", "-"), Mul: Elementwise("np.multiply", "*"),
     Div: Elementwise("np.divide", "/"), Pow: Elementwise("np.power"),
