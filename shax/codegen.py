@@ -34,6 +34,7 @@ import keyword
 import linecache
 import os
 import re
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -97,7 +98,9 @@ def compile_definition(defn: Definition) -> Compiled:
         filename = os.path.join(_PACKAGE, f"<codegen {name} #{next(_serial)}>")
         linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
         exec(compile(source, filename, "exec"), namespace)
-    return Compiled(defn, source, namespace[name])
+    compiled = Compiled(defn, source, namespace[name])
+    weakref.finalize(compiled, linecache.cache.pop, filename, None)  # tracebacks show its lines while it lives
+    return compiled
 
 
 def _argument_checker(defn: Definition) -> Callable[[int, Any], Any]:

@@ -5,6 +5,8 @@ IR, and bad arguments are `ShaxTypeError`s."""
 
 from __future__ import annotations
 
+import gc
+import linecache
 import re
 import zlib
 from pathlib import Path
@@ -143,6 +145,15 @@ def test_source_reads_like_the_definition() -> None:
     assert compiled.function.__name__ == "f"
     typed64 = infer_types(shax.trace(f, f64[3], f64[3]))
     assert "np.sin(x2)" in compile_definition(typed64).source
+
+
+def test_tracebacks_show_the_generated_lines_while_it_lives() -> None:
+    compiled = compile_definition(infer_types(shax.trace(f, f64[2], f64[2])))
+    filename = compiled.function.__code__.co_filename
+    assert "".join(linecache.getlines(filename)) == compiled.source
+    del compiled
+    gc.collect()
+    assert linecache.getlines(filename) == []
 
 
 def test_constants_are_globals_bound_once() -> None:
