@@ -37,7 +37,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer rounds, shorter loops, B4 at 1k and 10k only")
     parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated, among B1-B5")
     parser.add_argument("--threads", type=int, default=1, help="threads for numpy's BLAS, XLA and PyTorch")
-    parser.add_argument("--rounds", type=int, help="rounds per task (default 5 with --quick, 15 without)")
+    parser.add_argument("--rounds", type=int, help="rounds per task (default 9 with --quick, 21 without)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of each shax row")
     options = parser.parse_args()
     tasks = [t.strip().upper() for t in options.tasks.split(",")]
@@ -55,8 +55,8 @@ def main() -> None:
     from benchmarks.harness import Settings, run_task
 
     settings = Settings(
-        rounds=options.rounds or (5 if options.quick else 15),
-        min_seconds=0.01 if options.quick else 0.04,
+        rounds=options.rounds or (9 if options.quick else 21),
+        min_seconds=0.02 if options.quick else 0.05,
         profile=options.profile,
     )
     fw = Frameworks(options.threads)
@@ -67,7 +67,8 @@ def main() -> None:
     print(f"python {platform.python_version()}, numpy {np.__version__}, {versions}")
     print(f"{threads}; {settings.rounds} rounds per task, each ≥ {settings.min_seconds * 1e3:g} ms a row")
     print("median: over rounds; spread: interquartile range / median; × floor: median / hand numpy's median;")
-    print("issue: the issue's measurement on this machine. Other processes share the machine: expect noise.")
+    print("issue: the issue's measurement on this machine; faults: minor page faults per call (median), memory")
+    print("the allocator gave back to the system and faults in again. Other processes share the machine: expect noise.")
     start = time.perf_counter()
     summary: list[str] = []
     for task in tasks:
@@ -79,6 +80,8 @@ def main() -> None:
         target = getattr(module, "TARGET", None)
         outcome = run_task(module.TITLE, module.implementations(fw), settings, target, memory=task == "B3")
         summary += outcome.lines
+        if summarize := getattr(module, "summarize", None):
+            summary += summarize(outcome.medians)
     print("\nTargets")
     for line in summary:
         print(f"  {line}")

@@ -17,6 +17,7 @@ import gc
 import io
 import itertools
 import pstats
+import resource
 import statistics
 import time
 import tracemalloc
@@ -63,9 +64,11 @@ class Target:
 
 @dataclass
 class Outcome:
-    """What the summary at the end needs from a task: one line per target checked."""
+    """What the summary at the end needs from a task: one line per target checked, and
+    each implementation's median seconds."""
 
     lines: list[str] = field(default_factory=list)
+    medians: dict[str, float] = field(default_factory=dict)
 
 
 def leaves(tree: Any) -> list[np.ndarray]:
@@ -117,15 +120,28 @@ def loop(fn: Callable[..., Any], args: tuple[Any, ...], calls: int) -> float:
             gc.enable()
 
 
-def interleaved(impls: Sequence[Impl], settings: Settings) -> list[list[float]]:
-    """Seconds per call of each implementation, one entry per round."""
+@dataclass
+class Timings:
+    """Per implementation, one entry per round: seconds per call, and minor page faults
+    per call (memory the allocator gave back to the system and takes again: each fault
+    costs a fraction of a microsecond, and a large array's worth of them shows in B3)."""
+
+    seconds: list[float] = field(default_factory=list)
+    faults: list[float] = field(default_factory=list)
+
+
+def interleaved(impls: Sequence[Impl], settings: Settings) -> list[Timings]:
     calls = [calls_for(i.fn, i.args, settings.min_seconds) for i in impls]
-    times: list[list[float]] = [[] for _ in impls]
+    timings = [Timings() for _ in impls]
     for r in range(settings.rounds):
         for k in (r + j for j in range(len(impls))):
             k %= len(impls)
-            times[k].append(loop(impls[k].fn, impls[k].args, calls[k]) / calls[k])
-    return times
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            seconds = loop(impls[k].fn, impls[k].args, calls[k])
+            faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+            timings[k].seconds.append(seconds / calls[k])
+            timings[k].faults.append(faults / calls[k])
+    return timings
 
 
 def warm(impl: Impl, calls: int) -> Impl | Missing:
@@ -184,7 +200,7 @@ def profile(impl: Impl, seconds: float = 1.0, top: int = 14) -> str:
     )
 
 
-HEADER = f"  {'implementation':<28}{'median':>10}{'spread':>8}{'× floor':>9}{'issue':>10}   notes"
+HEADER = f"  {'implementation':<28}{'median':>10}{'spread':>8}{'× floor':>9}{'issue':>10}{'faults':>8}   notes"
 
 
 def run_task(
@@ -202,22 +218,24 @@ def run_task(
     floor = impls[0]
     floor_result = floor.fn(*floor.args)
     wrong = {i.name: disagreement(i.fn(*i.args), floor_result) for i in impls[1:]}
-    times = dict(zip((i.name for i in impls), interleaved(impls, settings)))
-    floor_median = statistics.median(times[floor.name])
+    timings = dict(zip((i.name for i in impls), interleaved(impls, settings)))
+    floor_median = statistics.median(timings[floor.name].seconds)
     outcome = Outcome()
     for entry in entries:
         if isinstance(entry, Missing):
             print(f"  {entry.name:<28}{'—':>10}   {entry.reason}")
             continue
-        median = statistics.median(times[entry.name])
-        q1, _, q3 = statistics.quantiles(times[entry.name], n=4) if len(times[entry.name]) > 1 else (median,) * 3
+        seconds = timings[entry.name].seconds
+        median = outcome.medians[entry.name] = statistics.median(seconds)
+        q1, _, q3 = statistics.quantiles(seconds, n=4) if len(seconds) > 1 else (median,) * 3
+        faults = statistics.median(timings[entry.name].faults)
         notes = []
         if entry is floor:
             notes.append("the floor")
         if wrong.get(entry.name):
             notes.append(f"!! DISAGREES WITH THE FLOOR: {wrong[entry.name]}")
         if target and entry.targeted:
-            met = target.met(median, floor_median)
+            met = target.met(median, floor_median) and not wrong.get(entry.name)
             notes.append(f"target {target.text}: {verdict(met)}")
             outcome.lines.append(
                 f"{title.split()[0]} {entry.name}: {show_time(median)} ({median / floor_median:.2f}× floor), "
@@ -226,7 +244,7 @@ def run_task(
         reference = show_time(entry.reference) if entry.reference else ""
         print(
             f"  {entry.name:<28}{show_time(median):>10}{(q3 - q1) / median:>8.0%}"
-            f"{median / floor_median:>9.2f}{reference:>10}   {'; '.join(notes)}"
+            f"{median / floor_median:>9.2f}{reference:>10}{faults:>8.3g}   {'; '.join(notes)}"
         )
     if memory:
         print_memory(impls)
@@ -239,10 +257,10 @@ def run_task(
 
 def print_memory(impls: Sequence[Impl]) -> None:
     floor = peak_memory(impls[0].fn, impls[0].args)
-    print("  peak memory of one call (tracemalloc, numpy buffers; the gradients returned count):")
+    print("  peak memory of one call (tracemalloc sees numpy's buffers; the gradients returned count):")
     for impl in impls:
-        if not impl.numpy_memory:
+        if impl.numpy_memory:
+            peak = peak_memory(impl.fn, impl.args)
+            print(f"    {impl.name:<26}{show_bytes(peak):>10}{peak / floor:>8.2f}× floor")
+        else:
             print(f"    {impl.name:<26}{'—':>10}   own allocator, not seen by tracemalloc")
-            continue
-        peak = peak_memory(impl.fn, impl.args)
-        print(f"    {impl.name:<26}{show_bytes(peak):>10}{peak / floor:>8.2f}× floor")
