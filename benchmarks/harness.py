@@ -6,8 +6,8 @@ alternate between the implementations (each round starts one further along the l
 so a burst of load from another process lands on all of them, not on one. A round runs
 an implementation `calls` times in a loop, `calls` chosen so the loop lasts at least
 `min_seconds` (timer and loop overhead are then a few nanoseconds a call); the table
-shows the median over rounds and the interquartile spread. The cyclic garbage
-collector is paused inside a timed loop, as `timeit` does.
+shows the median over rounds, the interquartile spread, and the minor page faults per
+call. The cyclic garbage collector is paused inside a timed loop, as `timeit` does.
 """
 
 from __future__ import annotations
@@ -131,6 +131,8 @@ class Timings:
 
 
 def interleaved(impls: Sequence[Impl], settings: Settings) -> list[Timings]:
+    """`settings.rounds` rounds, each timing every implementation once, starting from
+    the next one along each time."""
     calls = [calls_for(i.fn, i.args, settings.min_seconds) for i in impls]
     timings = [Timings() for _ in impls]
     for r in range(settings.rounds):
