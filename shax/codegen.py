@@ -19,8 +19,9 @@ Contract:
   output needs its memory. An elementwise ufunc writes its result into a dead operand
   (`out=`) that the function owns (not an argument, constant or broadcast, nor a view
   of one), whose memory nothing later reads, that has the result's type and is
-  C-contiguous, as the result would be. A broadcast used only elementwise, next to an
-  operand of the full shape, is left for numpy to stretch (no np.broadcast_to).
+  C-contiguous, as the result would be. A broadcast used only by elementwise ufuncs is left
+  for numpy to stretch (no np.broadcast_to): beside an operand of the full shape, or told
+  the shape by `out=np.empty(...)` where numpy would lay the result out C-contiguously.
 - Linear time in the number of bindings. CPython compiles one huge function
   superlinearly, so beyond `CHUNK` statements the body is split into functions that
   pass the values they share in a dict.
@@ -154,6 +155,8 @@ class _Generator:
         self.expr: dict[int, str] = {}
         self.contiguous: dict[int, bool] = {}
         self.writable: dict[int, bool] = {}
+        # implicit broadcast -> (its source as evaluate makes it, the name that source reads)
+        self.stretched: dict[int, tuple[str, str]] = {}
         self.memory: dict[int, int] = {}
         self.owned: list[bool] = []
         self.block_end: list[int] = []
@@ -191,19 +194,25 @@ class _Generator:
                     self.consumers.setdefault(a.id, []).append(i)
 
     def _implicit_broadcasts(self) -> set[int]:
-        """Broadcasts that no output returns and that every consumer may leave to numpy:
-        an elementwise binding with another operand, not a broadcast, of the result's shape."""
+        """Broadcasts (to rank >= 1) that no output returns and that every consumer stretches
+        itself: an elementwise ufunc (given `out=` if need be), or np.where beside an
+        operand, not a broadcast, of the result's shape."""
         n = len(self.bindings)
         broadcasts = {b.var.id for i, b in enumerate(self.bindings) if self.live[i] and isinstance(b.prim, Broadcast)}
 
         def stretches(j: int, v: int) -> bool:
             binding = self.bindings[j]
-            if not isinstance(rule_for("codegen", binding.prim), Elementwise):
+            rule = rule_for("codegen", binding.prim)
+            if not isinstance(rule, Elementwise):
                 return False
             shape = binding.var.type.shape
-            return any(a.id != v and a.id not in broadcasts and self.types[a.id].shape == shape for a in binding.args)
+            return rule.ufunc or any(a.id not in broadcasts and self.types[a.id].shape == shape for a in binding.args)
 
-        return {v for v in broadcasts if self.end[v] < n and all(stretches(j, v) for j in self.consumers[v])}
+        return {
+            v
+            for v in broadcasts
+            if self.end[v] < n and self.types[v].rank > 0 and all(stretches(j, v) for j in self.consumers[v])
+        }
 
     def _params(self) -> list[str]:
         """Argument k is named after the var its first `arg{k}` binding binds, else `a{k}`."""
@@ -248,7 +257,11 @@ class _Generator:
         operands = [Operand(self.expr[a.id], self.types[a.id], self.contiguous[a.id]) for a in binding.args]
         site = Site(binding.var.type, v, implicit=v in implicit)
         rule = rule_for("codegen", binding.prim)
+        reads: list[str] = []  # names the code reads besides its operands'
+        if v in implicit:  # as evaluate makes it, for a consumer that cannot stretch it
+            self.stretched[v] = (rule(binding.prim, Site(binding.var.type, v), *operands), operands[0].expr)
         if isinstance(rule, Elementwise) and rule.ufunc:
+            operands = self._stretch(binding, operands, site, implicit, reads)
             site.reusable = self._reusable(i, binding, implicit)
         code = rule(binding.prim, site, *operands)
         for name, value in site.constants:
@@ -257,11 +270,34 @@ class _Generator:
         self._record_memory(i, binding, site, operands, alias=code.isidentifier())
         if code.isidentifier():  # a name already bound: no statement
             self.expr[v] = code
-            return self._line(i, None, code, binding)
+            return self._line(i, None, code, binding, reads)
         self.expr[v] = name = f"x{v}"
         if binding.var.type.rank > 0 and self.memory[v] != EXTERNAL:
             self.names[self.memory[v]].append(name)
-        return self._line(i, name, code, binding)
+        return self._line(i, name, code, binding, reads)
+
+    def _stretch(
+        self, binding: Binding, operands: list[Operand], site: Site, implicit: set[int], reads: list[str]
+    ) -> list[Operand]:
+        """A ufunc with unstretched broadcasts among its operands, none other of the result's
+        shape, is told that shape (`out=np.empty(...)`), where numpy would lay its result out
+        C-contiguously; elsewhere it gets the broadcasts as evaluate makes them."""
+        args, shape = binding.args, binding.var.type.shape
+        if all(a.id not in implicit for a in args) or any(
+            a.id not in implicit and self.types[a.id].shape == shape for a in args
+        ):
+            return operands
+        if all(self.contiguous[a.id] or self.types[a.id].rank <= 1 for a in args):
+            site.allocate = True
+            return operands
+        stretched = []
+        for a, operand in zip(args, operands):
+            if a.id in implicit:
+                code, source = self.stretched[a.id]
+                operand = attrs.evolve(operand, expr=code)
+                reads.append(source)
+            stretched.append(operand)
+        return stretched
 
     def _reusable(self, i: int, binding: Binding, implicit: set[int]) -> str | None:
         """An operand the result may overwrite: see the module's contract."""
@@ -301,7 +337,7 @@ class _Generator:
             self.memory[v] = EXTERNAL if alias else self._block(False, end)
             self.contiguous[v] = self.writable[v] = False
 
-    def _line(self, i: int, defines: str | None, code: str, binding: Binding) -> _Line | None:
+    def _line(self, i: int, defines: str | None, code: str, binding: Binding, extra: list[str]) -> _Line | None:
         dels: list[str] = []
         for block in self.dying.pop(i, ()):
             if self.block_end[block] == i:
@@ -309,7 +345,8 @@ class _Generator:
                 self.names[block] = []
         if defines is None:
             return _Line("", code, (), tuple(dels)) if dels else None
-        reads = tuple(dict.fromkeys(self.expr[a.id] for a in binding.args if self.expr[a.id] not in self.namespace))
+        names = [*(self.expr[a.id] for a in binding.args), *extra]
+        reads = tuple(dict.fromkeys(n for n in names if n not in self.namespace))
         return _Line(defines, code, reads, tuple(dels))
 
     def _function_name(self) -> str:

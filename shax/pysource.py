@@ -74,7 +74,8 @@ class Site:
     var: int  # the binding's var: its constants are named c{var}, c{var}_1, ...
     constants: list[tuple[str, Any]] = attrs.field(factory=list)
     reusable: str | None = None  # a dead operand the result may be written into
-    implicit: bool = False  # every use is elementwise, next to an operand of the full shape
+    implicit: bool = False  # a broadcast whose every use stretches it (numpy broadcasting, or out=)
+    allocate: bool = False  # numpy alone would not stretch the operands to the result's shape
     reused: bool = False
     memory: Memory = Memory.SHARED
     viewed: Operand | None = None
@@ -94,11 +95,14 @@ class Site:
         self.memory, self.viewed, self.contiguous, self.writable = Memory.VIEW, x, contiguous, writable
 
     def out(self) -> str:
-        """`, out=x4` if the result may be written into the dead operand x4, else ''."""
-        if self.reusable is None:
-            return ""
-        self.reused = True
-        return f", out={self.reusable}"
+        """`, out=x4` to write the result into the dead operand x4, `, out=np.empty(...)` to
+        stretch the operands to the result's shape, else ''."""
+        if self.reusable is not None:
+            self.reused = True
+            return f", out={self.reusable}"
+        if self.allocate:
+            return f", out=np.empty({shape_source(self.result.shape)}, {dtype_source(self.result.dtype)})"
+        return ""
 
 
 def shape_source(shape: Sequence[int]) -> str:

@@ -176,6 +176,19 @@ def test_a_broadcast_used_elementwise_is_left_to_numpy() -> None:
     assert "broadcast_to" not in compiled.source and "x3 = x0 * x2" in compiled.source
 
 
+def test_a_broadcast_a_ufunc_stretches_is_not_materialized() -> None:
+    def g(x: A, m: A) -> A:
+        return sin(broadcast(x, [2], [2, 3, 4])) + cos(broadcast(m, [1, 2], [2, 3, 4]))
+
+    compiled = compiled_equals_evaluate(
+        infer_types(shax.trace(g, f64[4], f64[3, 4])), np.arange(4.0), np.arange(12.0).reshape(4, 3).T
+    )
+    # Numpy lays out the sin of x's broadcast C-contiguously, as np.empty: it is told the shape.
+    assert "np.sin(x0, out=np.empty((2, 3, 4), np.float64))" in compiled.source
+    # The layout of a matrix argument is not known: its broadcast is made as evaluate makes it.
+    assert "np.cos(np.broadcast_to(x3.reshape((1, 3, 4)), (2, 3, 4)))" in compiled.source
+
+
 def test_dead_operands_are_overwritten_and_dead_values_deleted() -> None:
     def g(x: A) -> A:
         y = x @ x
