@@ -122,7 +122,10 @@ class NumpyInstance(Instance):
         n = [y.shape[a] for a in rf]
         xm = np.transpose(x, (*lb, *lf, *lc)).reshape(*batch, int(np.prod(m, dtype=np.int64)), k)
         ym = np.transpose(y, (*rb, *rc, *rf)).reshape(*batch, k, int(np.prod(n, dtype=np.int64)))
-        return np.matmul(xm, ym).reshape((*batch, *m, *n))
+        # Nothing summed (an outer product): one broadcast multiply, the same products,
+        # where a matmul would loop over a length-1 axis.
+        product = np.multiply(xm, ym) if k == 1 else np.matmul(xm, ym)
+        return product.reshape((*batch, *m, *n))
 
 
 numpy_instance = NumpyInstance()

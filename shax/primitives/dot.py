@@ -84,9 +84,11 @@ def _dot_general_codegen(prim: DotGeneral, site: Site, x: Operand, y: Operand) -
     batch = [x.type.shape[a] for a in lb]
     k = math.prod(x.type.shape[a] for a in lc)
     m, n = math.prod(x.type.shape[a] for a in lf), math.prod(y.type.shape[a] for a in rf)
-    product = f"np.matmul({_arranged_source(x, (*lb, *lf, *lc), (*batch, m, k))}, "
+    # As the numpy instance: nothing summed (k = 1) is a broadcast multiply, else a matmul.
+    product = f"np.{'multiply' if k == 1 else 'matmul'}({_arranged_source(x, (*lb, *lf, *lc), (*batch, m, k))}, "
     product += f"{_arranged_source(y, (*rb, *rc, *rf), (*batch, k, n))})"
-    site.fresh(contiguous=not lb)  # a 2-d matmul's result is C-contiguous
+    # A 2-d matmul's result is C-contiguous; a multiply's follows its operands' layout.
+    site.fresh(contiguous=not lb and k != 1)
     shape = site.result.shape
     return product if shape == (*batch, m, n) else f"{product}.reshape({shape_source(shape)})"
 
