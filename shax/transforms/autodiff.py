@@ -53,6 +53,10 @@ class _Parameters:
     types: tuple[TensorType, ...]
     chosen: tuple[int, ...]  # parameter positions, in the order asked for
     differentiated: tuple[int, ...]  # leaf indices
+    flat: bool = attrs.field(init=False)  # every parameter a single leaf
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "flat", len(self.types) == len(self.in_tree.children))
 
     @staticmethod
     def of(in_tree: TreeDef, types: tuple[TensorType, ...], chosen: Sequence[int]) -> _Parameters:
@@ -63,8 +67,8 @@ class _Parameters:
     def cotangents(self, values: Sequence[Any], positions: Sequence[int]) -> list[Any]:
         """One pytree per parameter in `positions`: the differentiated leaves' `values`
         (in `differentiated` order), zeros for the other leaves."""
-        if self.differentiated == tuple(positions) and len(self.types) == len(self.in_tree.children):
-            return list(values)  # every parameter one leaf, each differentiated: nothing to assemble
+        if self.flat and self.differentiated == positions:
+            return values  # every parameter one leaf, each differentiated: nothing to assemble
         by_leaf = dict(zip(self.differentiated, values))
         starts = _leaf_starts(self.in_tree)
         return [
@@ -136,7 +140,7 @@ class _BuiltGrad:
     with_value: bool
 
     def call(self, leaves: Sequence[Any]) -> Any:
-        results = self.program([*leaves, *self.captured])
+        results = self.program([*leaves, *self.captured] if self.captured else leaves)
         value, grads = (results[0], results[1:]) if self.with_value else (None, results)
         trees = self.params.cotangents(grads, self.params.chosen)
         gradients = trees[0] if self.single else tuple(trees)
