@@ -18,8 +18,8 @@ from typing import Any
 import attrs
 
 from shax import passes
-from shax.pytree import TreeDef, flatten, unflatten
-from shax.transforms.staging import Program, Transformed, cache, leaf_type, stage
+from shax.pytree import TreeDef, unflatten
+from shax.transforms.staging import Program, Transformed, abstract_types, cache, stage
 from shax.types import TensorType
 
 
@@ -32,9 +32,8 @@ class Jit(Transformed):
         return _BuiltJit(program, staging.captured, staging.out_tree)
 
     def source(self, *args: Any) -> str:
-        """The generated source for arguments like `args` (values, or TensorTypes)."""
-        leaves, in_tree = flatten(tuple(args), is_leaf=lambda x: isinstance(x, TensorType))
-        types = tuple(leaf if isinstance(leaf, TensorType) else leaf_type(leaf) for leaf in leaves)
+        """The generated source for arguments like `args` (values, or their types)."""
+        in_tree, types = abstract_types("jit.source", args)
         built = cache.get(self.fn, (self.kind, self.key(), in_tree, types), lambda: self._build(in_tree, types))
         return built.program.compiled.source
 

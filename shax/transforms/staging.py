@@ -56,6 +56,24 @@ def abstract_arguments(what: str, args: Sequence[Any]) -> tuple[list[Any], TreeD
     return leaves, tree, tuple(types)
 
 
+def abstract_types(what: str, args: Sequence[Any]) -> tuple[TreeDef, tuple[TensorType, ...]]:
+    """(tree, leaf types) of arguments given as values or as types (`f32[3]`, "f32[3]"):
+    what `xpr` and `jit(f).source` are shown."""
+    leaves, tree = flatten(tuple(args), is_leaf=lambda x: isinstance(x, (TensorType, str)))
+    try:
+        types = tuple(
+            leaf
+            if isinstance(leaf, TensorType)
+            else TensorType.parse(leaf)
+            if isinstance(leaf, str)
+            else leaf_type(leaf)
+            for leaf in leaves
+        )
+    except ShaxError as error:
+        raise at(type(error)(f"{what}: {error}"), current_source()) from None
+    return tree, types
+
+
 @attrs.frozen
 class Staging:
     """A function traced at some argument types: its typed definition (the declared
@@ -66,14 +84,10 @@ class Staging:
     out_tree: TreeDef
     captured: tuple[Tracer, ...]
 
-    @property
-    def num_leaves(self) -> int:
-        return self.in_tree.num_leaves
 
-
-def stage(fn: Callable[..., Any], in_tree: TreeDef, types: Sequence[TensorType], name: str | None = None) -> Staging:
+def stage(fn: Callable[..., Any], in_tree: TreeDef, types: Sequence[TensorType]) -> Staging:
     """Trace `fn` on tracers of `types` (nested as `in_tree`) and type its definition."""
-    traced: Traced = trace_pytree(fn, unflatten(in_tree, types), name)
+    traced: Traced = trace_pytree(fn, unflatten(in_tree, types))
     return Staging(infer_types(traced.defn), in_tree, traced.out_tree, traced.captured)
 
 

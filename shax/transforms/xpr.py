@@ -11,22 +11,15 @@ from collections.abc import Callable
 from typing import Any
 
 from shax import passes
-from shax.errors import ShaxError, ShaxTypeError, at
+from shax.errors import ShaxTypeError, at
 from shax.ir import Definition
-from shax.location import current_source
-from shax.pytree import flatten
 from shax.tracing import function_location, function_name
-from shax.transforms.staging import leaf_type, stage
-from shax.types import TensorType
+from shax.transforms.staging import abstract_types, stage
 
 
 def xpr(fn: Callable[..., Any], *args: Any) -> Definition:
     """The cleaned, typed Definition of `fn` at the types of `args`."""
-    leaves, in_tree = flatten(tuple(args), is_leaf=lambda x: isinstance(x, (TensorType, str)))
-    try:
-        types = tuple(_as_type(leaf) for leaf in leaves)
-    except ShaxError as error:
-        raise at(type(error)(f"xpr: {error}"), current_source()) from None
+    in_tree, types = abstract_types("xpr", args)
     staging = stage(fn, in_tree, types)
     if staging.captured:
         message = (
@@ -35,11 +28,3 @@ def xpr(fn: Callable[..., Any], *args: Any) -> Definition:
         )
         raise at(ShaxTypeError(message), function_location(fn))
     return passes.cleanup(staging.typed)
-
-
-def _as_type(leaf: Any) -> TensorType:
-    if isinstance(leaf, TensorType):
-        return leaf
-    if isinstance(leaf, str):
-        return TensorType.parse(leaf)
-    return leaf_type(leaf)
