@@ -36,5 +36,20 @@ class Builder:
             self._emitted[key] = var
         return var
 
+    def keep(self, binding: Binding, args: Sequence[Var]) -> Var:
+        """`binding`, with operands `args` (vars of this builder), as the next binding.
+        The binding itself when it is already that (its number and operand vars
+        unchanged: a walk that keeps a definition's first bindings as they are makes no
+        copies of them), else a new one like it."""
+        if (
+            self._emitted is None
+            and binding.var.id == len(self.bindings)
+            and len(args) == len(binding.args)
+            and all(a is b for a, b in zip(args, binding.args))
+        ):
+            self.bindings.append(binding)
+            return binding.var
+        return self.emit(binding.prim, args, binding.var.type, binding.source)
+
     def build(self, name: str, arg_types: Sequence[TensorType], outputs: Sequence[Var]) -> Definition:
         return Definition(name, tuple(arg_types), tuple(self.bindings), tuple(outputs))

@@ -102,8 +102,8 @@ def not_linear(prim: Primitive, ct: Tracer, *operands: Any) -> tuple[Any, ...]:
 def linear_operands(prim: Primitive, operands: Sequence[Any], allowed: Sequence[Sequence[bool]]) -> tuple[bool, ...]:
     """Which operands are `Linear`, checked against the `allowed` patterns (one bool per
     operand); any other pattern is an error: the binding is not linear in the tangents."""
-    pattern = tuple(isinstance(o, Linear) for o in operands)
-    if pattern not in {tuple(a) for a in allowed}:
+    pattern = tuple([isinstance(o, Linear) for o in operands])
+    if not any(pattern == tuple(a) for a in allowed):
         linear = [k for k, is_linear in enumerate(pattern) if is_linear]
         message = f"is not linear in the tangent inputs when its operand(s) {linear}, and no others, depend on them"
         raise prim.fail(message, *(o.type for o in operands))
@@ -115,10 +115,13 @@ def unbroadcast(ct: Tracer, target: TensorType, dims: Sequence[int] | None = Non
     dims[i]; numpy's trailing alignment by default): sum ct over the new axes and over
     the size-1 axes that were stretched."""
     shape = tc.shape(ct)
+    if dims is None and shape == target.shape:  # nothing was broadcast (the common case)
+        return ct
     dims = tuple(range(len(shape) - target.rank, len(shape)) if dims is None else dims)
     summed = [a for a in range(len(shape)) if a not in dims or (target.shape[dims.index(a)] == 1 and shape[a] != 1)]
     if summed:
         ct = tc.reduce_sum(ct, summed)
-    if tc.shape(ct) != target.shape:
+        shape = tc.shape(ct)
+    if shape != target.shape:
         ct = tc.reshape(ct, target.shape)
     return ct

@@ -34,8 +34,12 @@ def user_location() -> tuple[str, int] | None:
     """(filename, line) of the innermost user frame, or None if there is none."""
     frame = sys._getframe(1)
     while frame is not None:
-        if not _is_internal(frame.f_code):
-            return frame.f_code.co_filename, frame.f_lineno
+        code = frame.f_code
+        internal = _internal.get(code)  # the cache read inline: a trace walks ~7 frames per operation
+        if internal is None:
+            internal = _is_internal(code)
+        if not internal:
+            return code.co_filename, frame.f_lineno
         frame = frame.f_back
     return None
 

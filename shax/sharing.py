@@ -20,19 +20,19 @@ def recover_sharing(builder: Builder, outputs: Sequence[Tracer], typed: bool = F
     With `typed`, bindings carry the types the tracer computed (no need to infer them)."""
     var_of: dict[int, Var] = {}  # id(node) -> the var bound to it
     for output in outputs:
-        stack = [output]  # nodes to bind once their operands are bound; the top is next
+        if id(output) in var_of:
+            continue
+        # The path from the output to the node being visited: each node with an iterator
+        # over its operands, resumed where it stopped when the operand's subtree is bound.
+        stack = [(output, iter(output.args))]
         while stack:
-            node = stack[-1]
-            if id(node) in var_of:  # reached again, through another path
+            node, operands = stack[-1]
+            for operand in operands:
+                if id(operand) not in var_of:
+                    stack.append((operand, iter(operand.args)))
+                    break
+            else:  # every operand is bound
                 stack.pop()
-                continue
-            unbound = [a for a in node.args if id(a) not in var_of]
-            if unbound:
-                # Leftmost on top, so operands are bound left to right. An operand that
-                # an earlier one's subtree binds is skipped when it comes up.
-                stack.extend(reversed(unbound))
-                continue
-            stack.pop()
-            args = tuple([var_of[id(a)] for a in node.args])
-            var_of[id(node)] = builder.emit(node.prim, args, node.type if typed else None, node.source)
+                args = tuple([var_of[id(a)] for a in node.args])
+                var_of[id(node)] = builder.emit(node.prim, args, node.type if typed else None, node.source)
     return [var_of[id(o)] for o in outputs]

@@ -41,18 +41,13 @@ class Trace:
         # Tracers of enclosing traces used here, each read through an extra argument.
         self.captured: list[Tracer] = []
         self._captured_nodes: dict[int, Tracer] = {}
+        # (dtype, bytes) -> the constant node of a Python number: rules and loops lift the
+        # same few literals over and over, and building a Constant to look one up costs more.
+        self.numbers: dict[tuple[str, bytes], Tracer] = {}
 
-    def node(
-        self,
-        prim: P.Primitive,
-        args: tuple[Tracer, ...],
-        type: TensorType,
-        source: str | None,
-        key: tuple[Any, ...] | None = None,
-    ) -> Tracer:
-        """A new node, entered in the table under `key` (its `cons_key`, if the caller has it)."""
+    def node(self, prim: P.Primitive, args: tuple[Tracer, ...], type: TensorType, source: str | None) -> Tracer:
         node = Tracer(self, prim, args, type, source)
-        self.table[cons_key(prim, args) if key is None else key] = node
+        self.table[cons_key(prim, args)] = node
         return node
 
     def close(self) -> None:
@@ -65,6 +60,7 @@ class Trace:
         self.table = {}
         self.args = []
         self._captured_nodes = {}
+        self.numbers = {}
 
     def capture(self, outer: Tracer) -> Tracer:
         node = self._captured_nodes.get(id(outer))
@@ -188,11 +184,15 @@ def lift(trace: Trace, value: Any, reference: DType | None, op: str) -> Tracer:
         return trace.capture(value)
     if isinstance(value, (np.ndarray, np.generic)):  # first: np.float64 is a Python float too
         dtype_of_numpy(value.dtype)
-    elif isinstance(value, (bool, int, float)):
-        value = np.asarray(value, _weak_dtype(value, reference, op).numpy)
-    else:
-        raise ShaxTypeError(f"{op}: cannot use a {type(value).__name__} as a tensor")
-    return emit(trace, P.Constant(value), ())
+        return emit(trace, P.Constant(value), ())
+    if isinstance(value, (bool, int, float)):
+        array = np.asarray(value, _weak_dtype(value, reference, op).numpy)
+        key = (array.dtype.str, array.tobytes())  # by bytes: 0.0 and -0.0 are different constants
+        node = trace.numbers.get(key)
+        if node is None:
+            node = trace.numbers[key] = emit(trace, P.Constant(array), ())
+        return node
+    raise ShaxTypeError(f"{op}: cannot use a {type(value).__name__} as a tensor")
 
 
 def cons_key(prim: P.Primitive, args: tuple[Tracer, ...]) -> tuple[Any, ...]:
@@ -202,7 +202,7 @@ def cons_key(prim: P.Primitive, args: tuple[Tracer, ...]) -> tuple[Any, ...]:
 
 def emit(trace: Trace, prim: P.Primitive, args: tuple[Tracer, ...]) -> Tracer:
     """The node for `prim` on `args`: an existing one (hash-consing) or a new, typed one."""
-    key = cons_key(prim, args)
+    key = (prim.cons_key(), *map(id, args))  # cons_key(prim, args), inline: every operation comes here
     found = trace.table.get(key)
     if found is not None:
         return found
@@ -211,23 +211,32 @@ def emit(trace: Trace, prim: P.Primitive, args: tuple[Tracer, ...]) -> Tracer:
         out_type = result_type(prim, *[a.type for a in args])
     except ShaxError as error:
         raise at(error, source) from None
-    return trace.node(prim, args, out_type, source, key)
+    node = trace.table[key] = Tracer(trace, prim, args, out_type, source)
+    return node
 
 
-def _innermost_trace(operands: Sequence[Any]) -> Trace:
+def _innermost_trace(operands: Sequence[Any]) -> tuple[Trace, bool]:
+    """The trace of the highest level among the operands' and whether every operand
+    is already one of its nodes (the common case: nothing to lift)."""
     innermost = None
+    all_nodes = True
     for o in operands:
-        if isinstance(o, Tracer) and (innermost is None or o.trace.level > innermost.level):
-            innermost = o.trace
+        if isinstance(o, Tracer):
+            if innermost is None or o.trace.level > innermost.level:
+                all_nodes = all_nodes and innermost is None
+                innermost = o.trace
+            elif o.trace is not innermost:
+                all_nodes = False
+        else:
+            all_nodes = False
     assert innermost is not None, "the tracer instance runs only when an operand is a tracer"
-    return innermost
+    return innermost, all_nodes
 
 
 def apply(prim: P.Primitive, *operands: Any) -> Tracer:
     """Record `prim` on operands that may mix tracers, numpy values and numbers."""
-    trace = _innermost_trace(operands)
-    # The common case, nothing to lift: every operand is already a node of a live `trace`.
-    if trace.active and all(isinstance(o, Tracer) and o.trace is trace for o in operands):
+    trace, all_nodes = _innermost_trace(operands)
+    if all_nodes and trace.active:
         return emit(trace, prim, operands)
     try:
         reference = _reference_dtype(operands)

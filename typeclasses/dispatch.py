@@ -68,7 +68,8 @@ def pick(function: str, *operands: Any) -> Any:
     best = None
     best_level = -1
     for operand in operands:
-        instance = instance_for_type(type(operand))
+        # Looked up in the cache first: every typeclass function call comes here.
+        instance = _resolved.get(type(operand)) or instance_for_type(type(operand))
         if instance is None:
             kinds = ", ".join(type(o).__name__ for o in operands)
             raise NoInstanceError(

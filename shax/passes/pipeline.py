@@ -114,8 +114,7 @@ def cleanup(defn: Definition) -> Definition:
     new_var: dict[int, Var] = {}  # live entry -> its var in the output
     for entry, binding in enumerate(entries):
         if live[entry]:
-            args = tuple([new_var[operand] for operand in operands[entry]])
-            new_var[entry] = builder.emit(binding.prim, args, binding.var.type, binding.source)
+            new_var[entry] = builder.keep(binding, [new_var[operand] for operand in operands[entry]])
     # Returned vars keep the input's style: annotated only if they were.
     outputs = [new_var[e] if v.type is not None else Var(new_var[e].id) for v, e in zip(defn.outputs, returned)]
     return mark_well_typed(builder.build(defn.name, defn.arg_types, outputs))

@@ -40,14 +40,14 @@ def check_input(pass_name: str, defn: Definition) -> None:
         raise type(error)(f"{pass_name}: {error}") from None
 
 
-def rewrite(pass_name: str, defn: Definition, rule: Rule, *, hash_cons: bool = False) -> Definition:
+def rewrite(pass_name: str, defn: Definition, rule: Rule) -> Definition:
     check_input(pass_name, defn)
-    return walk(defn, rule, hash_cons=hash_cons)
+    return walk(defn, rule)
 
 
-def walk(defn: Definition, rule: Rule, *, hash_cons: bool = False) -> Definition:
+def walk(defn: Definition, rule: Rule) -> Definition:
     """`defn` rebuilt by `rule`, binding by binding (`defn` must be well formed)."""
-    builder = Builder(hash_cons=hash_cons)
+    builder = Builder()
     new_var: dict[int, Var] = {}  # input var id -> the output var holding its value
     for binding in defn.bindings:
         new_var[binding.var.id] = rule(builder, binding, tuple(new_var[a.id] for a in binding.args))
@@ -59,7 +59,7 @@ def walk(defn: Definition, rule: Rule, *, hash_cons: bool = False) -> Definition
 
 def keep(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
     """The binding itself, on its operands' output vars."""
-    return builder.emit(binding.prim, args, binding.var.type, binding.source)
+    return builder.keep(binding, args)
 
 
 def emit_typed(builder: Builder, prim: Primitive, args: Sequence[Var], source: str | None) -> Var:

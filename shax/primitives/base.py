@@ -61,6 +61,8 @@ def ints(values: Any) -> tuple[int, ...]:
         items = tuple(values)
     except TypeError:
         raise ShaxValueError(f"expected a list of ints, got {values!r}") from None
+    if all(type(v) is int for v in items):  # the common case, checked first: stages build many
+        return items
     if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in items):
         raise ShaxValueError(f"expected a list of ints, got {values!r}")
     return tuple(int(v) for v in items)

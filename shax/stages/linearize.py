@@ -167,6 +167,8 @@ def _drop_unused_residuals(bindings: Sequence[Binding], num_tangents: int) -> tu
     """The bindings with residual arguments renumbered to leave out the unused ones, and
     the argument indices of the used residuals (in order)."""
     used = sorted({b.prim.index for b in bindings if isinstance(b.prim, Arg) and b.prim.index >= num_tangents})
+    if used == list(range(num_tangents, num_tangents + len(used))):  # none unused: nothing to renumber
+        return list(bindings), used
     renumber = {k: num_tangents + position for position, k in enumerate(used)}
     renumbered = [
         Binding(b.var, Arg(renumber[b.prim.index]), b.args, b.source)

@@ -63,6 +63,8 @@ def transpose(lin: LinearizedDefinition) -> LinearizedDefinition:
             if state.kind[v.id] is Kind.LINEAR:
                 _accumulate(state.cotangents, v.id, trace.args[k])
         for binding in reversed(linear.bindings):
+            if binding.var.id not in state.cotangents:  # no cotangent reaches it (a residual, a value)
+                continue
             try:
                 with attributed_to(binding.source):
                     state.backward(binding)
@@ -118,15 +120,13 @@ class _State:
         self.values[var.id] = emit(self.trace, prim, tuple(self.values[a.id] for a in binding.args))
 
     def backward(self, binding: Binding) -> None:
-        """Hand the cotangent of a linear binding's result to its linear operands."""
-        ct = self.cotangents.pop(binding.var.id, None)
-        if ct is None:
-            return
+        """Hand the cotangent of a binding's result (it has one) to its linear operands."""
+        ct = self.cotangents.pop(binding.var.id)
         prim = binding.prim
         if isinstance(prim, Arg):
             _accumulate(self.arg_cotangents, prim.index, ct)
             return
-        operand_cts = rule_for("transpose", prim)(prim, ct, *(self._operand(prim, a.id) for a in binding.args))
+        operand_cts = rule_for("transpose", prim)(prim, ct, *[self._operand(prim, a.id) for a in binding.args])
         for a, operand_ct in zip(binding.args, operand_cts, strict=True):
             if operand_ct is None or self.kind[a.id] is not Kind.LINEAR:
                 continue

@@ -30,7 +30,7 @@ def zip_definitions(lin: LinearizedDefinition) -> Definition:
     builder = Builder()
     primal_var: dict[int, Var] = {}  # primal var id -> its var in the zipped definition
     for b in primal.bindings:
-        primal_var[b.var.id] = builder.emit(b.prim, [primal_var[a.id] for a in b.args], b.var.type, b.source)
+        primal_var[b.var.id] = builder.keep(b, [primal_var[a.id] for a in b.args])
     residuals = [primal_var[v.id] for v in primal.outputs[num_outputs:]]
     linear_var: dict[int, Var] = {}  # linear var id -> its var in the zipped definition
     for b in linear.bindings:
