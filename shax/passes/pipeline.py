@@ -32,6 +32,7 @@ from typing import Any
 
 from shax.builder import Builder
 from shax.errors import ShaxValueError
+from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, Var
 from shax.passes.canonicalize_dot_general import canonicalize_dot_general
 from shax.passes.cse import cse, cse_key
@@ -70,6 +71,7 @@ def apply_passes(defn: Definition, names: Sequence[str]) -> Definition:
     return defn
 
 
+@collector_paused()
 def cleanup(defn: Definition) -> Definition:
     """The default cleanup: forward identities, then cse, then dce."""
     check_input("forward_identities", defn)  # the first pass's check, and its errors

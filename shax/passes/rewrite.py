@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 from shax.builder import Builder
 from shax.errors import ShaxError, ShaxTypeError, at
+from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, Var
 from shax.primitives import Primitive, Reshape
 from shax.printing import show_binding
@@ -45,6 +46,7 @@ def rewrite(pass_name: str, defn: Definition, rule: Rule) -> Definition:
     return walk(defn, rule)
 
 
+@collector_paused()
 def walk(defn: Definition, rule: Rule) -> Definition:
     """`defn` rebuilt by `rule`, binding by binding (`defn` must be well formed)."""
     builder = Builder()
