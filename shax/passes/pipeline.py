@@ -75,14 +75,28 @@ def apply_passes(defn: Definition, names: Sequence[str]) -> Definition:
 def cleanup(defn: Definition) -> Definition:
     """The default cleanup: forward identities, then cse, then dce."""
     check_input("forward_identities", defn)  # the first pass's check, and its errors
-    # Forward and merge. Each binding that survives both is an entry, numbered in order
-    # (cse's numbering of its output).
+    entries, operands, returned = _forward_and_merge(defn)
+    live = _live(entries, operands, returned)
+    builder = Builder()
+    new_var: dict[int, Var] = {}  # live entry -> its var in the output, renumbered in order
+    for entry, binding in enumerate(entries):
+        if live[entry]:
+            new_var[entry] = builder.keep(binding, [new_var[operand] for operand in operands[entry]])
+    # Returned vars keep the input's style: annotated only if they were.
+    outputs = [new_var[e] if v.type is not None else Var(new_var[e].id) for v, e in zip(defn.outputs, returned)]
+    return mark_well_typed(builder.build(defn.name, defn.arg_types, outputs))
+
+
+def _forward_and_merge(defn: Definition) -> tuple[list[Binding], list[tuple[int, ...]], list[int]]:
+    """The bindings that survive forwarding and merging, as entries numbered in order
+    (cse's numbering of its output): entry -> its binding, entry -> its operands' entries,
+    and the entries the definition returns."""
     forward_to: dict[int, Var] = {}  # input var id -> the input var whose value it has, once forwarded
     neutral: dict[int, int] = {}  # id of a kept constant's var -> 0 or 1, if all its elements are that
     entry_of: dict[int, int] = {}  # id of a var kept by forwarding -> its entry, once merged
     first: dict[tuple[Any, ...], int] = {}  # cse_key on entries -> the entry computing it first
-    entries: list[Binding] = []  # entry -> the binding it keeps (its operands are in `operands`)
-    operands: list[tuple[int, ...]] = []  # entry -> its operands' entries
+    entries: list[Binding] = []
+    operands: list[tuple[int, ...]] = []
     for binding in defn.bindings:
         args = tuple([forward_to[a.id] for a in binding.args])
         operand = forwarded(binding, args, neutral)
@@ -101,8 +115,11 @@ def cleanup(defn: Definition) -> Definition:
             entries.append(binding)
             operands.append(entry_args)
         entry_of[binding.var.id] = entry
-    returned = [entry_of[forward_to[v.id].id] for v in defn.outputs]
-    # Drop: an entry is live if an output needs it, or if it reads an argument.
+    return entries, operands, [entry_of[forward_to[v.id].id] for v in defn.outputs]
+
+
+def _live(entries: list[Binding], operands: list[tuple[int, ...]], returned: list[int]) -> list[bool]:
+    """entry -> whether dce keeps it: an output needs it, or it reads an argument."""
     live = [False] * len(entries)
     for entry in returned:
         live[entry] = True
@@ -111,12 +128,4 @@ def cleanup(defn: Definition) -> Definition:
             live[entry] = True
             for operand in operands[entry]:
                 live[operand] = True
-    # Build the live entries, renumbered in order.
-    builder = Builder()
-    new_var: dict[int, Var] = {}  # live entry -> its var in the output
-    for entry, binding in enumerate(entries):
-        if live[entry]:
-            new_var[entry] = builder.keep(binding, [new_var[operand] for operand in operands[entry]])
-    # Returned vars keep the input's style: annotated only if they were.
-    outputs = [new_var[e] if v.type is not None else Var(new_var[e].id) for v, e in zip(defn.outputs, returned)]
-    return mark_well_typed(builder.build(defn.name, defn.arg_types, outputs))
+    return live
