@@ -1,11 +1,9 @@
-"""The one way stages build IR: fresh names from a counter, optional hash-consed
-emission (an operation already emitted on the same operands returns its old var),
-bindings appended in order. Linear time."""
+"""The one way stages build IR: fresh names from a counter, bindings appended in order.
+Linear time. (Hash-consing happens where values are traced, `shax.tracer`, and in `cse`.)"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from shax.ir import Binding, Definition, Var
 from shax.primitives import Primitive
@@ -13,10 +11,8 @@ from shax.types import TensorType
 
 
 class Builder:
-    def __init__(self, hash_cons: bool = False) -> None:
+    def __init__(self) -> None:
         self.bindings: list[Binding] = []
-        # (primitive's cons key, operand ids) -> the var that already holds that value
-        self._emitted: dict[tuple[Any, ...], Var] | None = {} if hash_cons else None
 
     def emit(
         self,
@@ -25,15 +21,8 @@ class Builder:
         type: TensorType | None = None,
         source: str | None = None,
     ) -> Var:
-        if self._emitted is not None:
-            key = (prim.cons_key(), *(a.id for a in args))
-            found = self._emitted.get(key)
-            if found is not None:
-                return found
         var = Var(len(self.bindings), type)
         self.bindings.append(Binding(var, prim, tuple(args), source))
-        if self._emitted is not None:
-            self._emitted[key] = var
         return var
 
     def keep(self, binding: Binding, args: Sequence[Var]) -> Var:
@@ -42,8 +31,7 @@ class Builder:
         unchanged: a walk that keeps a definition's first bindings as they are makes no
         copies of them), else a new one like it."""
         if (
-            self._emitted is None
-            and binding.var.id == len(self.bindings)
+            binding.var.id == len(self.bindings)
             and len(args) == len(binding.args)
             and all(a is b for a, b in zip(args, binding.args))
         ):
