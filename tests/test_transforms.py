@@ -205,6 +205,11 @@ def test_xpr_of_grad_of_sin_is_cos() -> None:
     ]
 
 
+def test_xpr_inside_a_trace_refuses_closed_over_tracers() -> None:
+    with pytest.raises(shax.ShaxTypeError, match=r"uses 1 value\(s\) traced by an enclosing trace"):
+        shax.grad(lambda x: shax.xpr(lambda y: x * y, f32[()]).bindings and x)(1.0)
+
+
 def test_xpr_takes_values_types_and_pytrees() -> None:
     defn = shax.xpr(lambda p: p["a"] * p["b"], {"a": np.ones(3), "b": f64[3]})
     assert defn.arg_types == (f64[3], f64[3])

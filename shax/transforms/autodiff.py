@@ -24,6 +24,7 @@ import numpy as np
 
 from shax import passes, stages
 from shax.errors import ShaxTypeError, ShaxValueError, at
+from shax.ir import LinearizedDefinition
 from shax.location import current_source
 from shax.pytree import LEAF, TreeDef, flatten, unflatten
 from shax.tracing import function_location, function_name
@@ -80,6 +81,15 @@ class _Parameters:
         ]
 
 
+def _linearized_at(
+    fn: Callable[..., Any], in_tree: TreeDef, types: tuple[TensorType, ...], chosen: Sequence[int]
+) -> tuple[Staging, _Parameters, LinearizedDefinition]:
+    """fn staged at `types` and linearized in the float leaves of the parameters `chosen`."""
+    params = _Parameters.of(in_tree, types, chosen)
+    staging = stage(fn, in_tree, types)
+    return staging, params, stages.linearize(staging.typed, wrt=params.differentiated)
+
+
 def _leaf_starts(in_tree: TreeDef) -> list[int]:
     """The index of each parameter's first leaf, and the number of leaves at the end."""
     starts = [0]
@@ -111,10 +121,8 @@ class Grad(Transformed):
 
     def build(self, in_tree: TreeDef, types: tuple[TensorType, ...]) -> _BuiltGrad:
         chosen, single = _resolve_wrt(self.kind, self.fn, self.wrt, in_tree, types)
-        params = _Parameters.of(in_tree, types, chosen)
-        staging = stage(self.fn, in_tree, types)
+        staging, params, lin = _linearized_at(self.fn, in_tree, types, chosen)
         out_type = _scalar_output(self.kind, self.fn, staging)
-        lin = stages.linearize(staging.typed, wrt=params.differentiated)
         vjp = stages.zip_definitions(stages.transpose(lin))  # (args, captured, ct) -> (out, cts)
         one = np.ones((), out_type.dtype.numpy)
         defn = bind_arguments(vjp, {len(vjp.arg_types) - 1: one})
@@ -263,9 +271,7 @@ def _linearized(what: str, fn: Callable[..., Any], primals: Sequence[Any], trans
     leaves, in_tree, types = abstract_arguments(what, primals)
 
     def build() -> tuple[_Linearized, bool]:
-        staging = stage(fn, in_tree, types)
-        params = _Parameters.of(in_tree, types, range(len(in_tree.children)))
-        lin = stages.linearize(staging.typed, wrt=params.differentiated)
+        staging, params, lin = _linearized_at(fn, in_tree, types, range(len(in_tree.children)))
         if transposed:
             lin = stages.transpose(lin)
         primal, linear = Program(passes.cleanup(lin.primal)), Program(passes.cleanup(lin.linear))
@@ -314,9 +320,7 @@ def jvp(fn: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]:
     tangent_leaves = _matching_leaves("jvp", "tangent", tuple(tangents), in_tree, function_name(fn))
 
     def build() -> tuple[_BuiltJvp, bool]:
-        staging = stage(fn, in_tree, types)
-        params = _Parameters.of(in_tree, types, range(len(in_tree.children)))
-        lin = stages.linearize(staging.typed, wrt=params.differentiated)
+        staging, params, lin = _linearized_at(fn, in_tree, types, range(len(in_tree.children)))
         defn = stages.zip_definitions(lin)  # (args, captured, tangents) -> (outputs, output tangents)
         return _BuiltJvp(Program(defn), staging, params), not staging.captured
 

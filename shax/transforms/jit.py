@@ -19,7 +19,7 @@ import attrs
 
 from shax import passes
 from shax.pytree import TreeDef, unflatten
-from shax.transforms.staging import Program, Transformed, abstract_types, cache, stage
+from shax.transforms.staging import Program, Transformed, abstract_types, stage
 from shax.types import TensorType
 
 
@@ -34,8 +34,7 @@ class Jit(Transformed):
     def source(self, *args: Any) -> str:
         """The generated source for arguments like `args` (values, or their types)."""
         in_tree, types = abstract_types("jit.source", args)
-        built = cache.get(self.fn, (self.kind, self.key(), in_tree, types), lambda: self._build(in_tree, types))
-        return built.program.compiled.source
+        return self.built(in_tree, types).program.compiled.source
 
 
 @attrs.frozen

@@ -211,14 +211,19 @@ class Transformed:
             if found is not None and (self.fn_closure is None or _closure_contents(self.fn) == found[1]):
                 return found[0].call(args)
         leaves, in_tree, types = abstract_arguments(self.kind, args)
-        built = cache.get(self.fn, (self.kind, self.key(), in_tree, types), lambda: self._build(in_tree, types))
+        built = self.built(in_tree, types)
         if key is not None and not built.captured:
             self._plain[key] = (built, _closure_contents(self.fn))
         return built.call(leaves)
 
-    def _build(self, in_tree: TreeDef, types: tuple[TensorType, ...]) -> tuple[Any, bool]:
-        built = self.build(in_tree, types)
-        return built, not built.captured
+    def built(self, in_tree: TreeDef, types: tuple[TensorType, ...]) -> Any:
+        """What this transform builds of `fn` at these argument types (from the cache)."""
+
+        def build() -> tuple[Any, bool]:
+            built = self.build(in_tree, types)
+            return built, not built.captured
+
+        return cache.get(self.fn, (self.kind, self.key(), in_tree, types), build)
 
     def __repr__(self) -> str:
         return f"<{self.__name__}>"

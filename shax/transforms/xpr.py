@@ -11,20 +11,14 @@ from collections.abc import Callable
 from typing import Any
 
 from shax import passes
-from shax.errors import ShaxTypeError, at
 from shax.ir import Definition
-from shax.tracing import function_location, function_name
-from shax.transforms.staging import abstract_types, stage
+from shax.pytree import unflatten
+from shax.stages import infer_types
+from shax.tracing import trace
+from shax.transforms.staging import abstract_types
 
 
 def xpr(fn: Callable[..., Any], *args: Any) -> Definition:
     """The cleaned, typed Definition of `fn` at the types of `args`."""
     in_tree, types = abstract_types("xpr", args)
-    staging = stage(fn, in_tree, types)
-    if staging.captured:
-        message = (
-            f"xpr: {function_name(fn)} uses {len(staging.captured)} value(s) traced by an enclosing trace; "
-            "pass them as arguments instead"
-        )
-        raise at(ShaxTypeError(message), function_location(fn))
-    return passes.cleanup(staging.typed)
+    return passes.cleanup(infer_types(trace(fn, *unflatten(in_tree, types))))
