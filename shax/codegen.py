@@ -8,7 +8,7 @@ numpy directly, compiled once.
 Contract:
 - Results equal `evaluate`'s bit for bit, as numpy arrays or scalars alike: each binding
   makes the numpy calls its eval rule makes (the codegen rules, registered under each
-  primitive, say how; `shax.pysource` is their vocabulary), and every value reaches
+  primitive, say how; `shax.rules.codegen` is their vocabulary), and every value reaches
   a layout-sensitive call (matmul, sums) laid out as in evaluate.
 - Arguments are checked as `evaluate` checks them (a `ShaxTypeError`), cheaply: an array
   of the declared dtype and shape (a numpy scalar, for a scalar) passes one line of
@@ -47,13 +47,14 @@ from shax.evaluate import check_argument
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition
 from shax.location import current_source
-from shax.primitives import Arg, Broadcast
+from shax.primitive import Arg
+from shax.primitives import Broadcast
 from shax.printing import show_array
-from shax.pysource import NAMESPACE, Elementwise, Memory, Operand, Site, dtype_source, shape_source
-from shax.rules import rule_for
-from shax.stages import check_types, infer_types
+from shax.rules.codegen import NAMESPACE, Elementwise, Memory, Operand, Site, codegen_rules, dtype_source, shape_source
+from shax.stages import infer_types
 from shax.tracer import Tracer
 from shax.types import DTYPES, TensorType, bool_, f32, f64, i32
+from shax.validation import check_types
 
 CHUNK = 2000  # statements per generated function
 
@@ -202,7 +203,7 @@ class _Generator:
 
         def stretches(j: int, v: int) -> bool:
             binding = self.bindings[j]
-            rule = rule_for("codegen", binding.prim)
+            rule = codegen_rules[binding.prim]
             if not isinstance(rule, Elementwise):
                 return False
             shape = binding.var.type.shape
@@ -256,14 +257,14 @@ class _Generator:
             return None
         operands = [Operand(self.expr[a.id], self.types[a.id], self.contiguous[a.id]) for a in binding.args]
         site = Site(binding.var.type, v, implicit=v in implicit)
-        rule = rule_for("codegen", binding.prim)
+        rule = codegen_rules[binding.prim]
         reads: list[str] = []  # names the code reads besides its operands'
         if v in implicit:  # as evaluate makes it, for a consumer that cannot stretch it
-            self.stretched[v] = (rule(binding.prim, Site(binding.var.type, v), *operands), operands[0].expr)
+            self.stretched[v] = (rule(binding.prim, Site(binding.var.type, v), operands), operands[0].expr)
         if isinstance(rule, Elementwise) and rule.ufunc:
             operands = self._stretch(binding, operands, site, implicit, reads)
             site.reusable = self._reusable(i, binding, implicit)
-        code = rule(binding.prim, site, *operands)
+        code = rule(binding.prim, site, operands)
         for name, value in site.constants:
             self.namespace[name] = value
             self.constants.append(f"# {name} = {show_array(value) if hasattr(value, 'dtype') else repr(value)}")

@@ -13,13 +13,13 @@ from typing import Any
 import numpy as np
 
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
-from shax.ir import Definition
-from shax.location import attributed_to, current_source
-from shax.primitives import Arg
-from shax.printing import show_binding
-from shax.rules import rule_for
+from shax.ir import Binding, Definition
+from shax.location import current_source
+from shax.primitive import Arg
+from shax.rules.evaluate import eval_rules
 from shax.tracer import Tracer
 from shax.types import DType, TensorType, bool_
+from shax.walker import for_each_binding
 
 
 def evaluate(defn: Definition, *args: Any) -> list[Any]:
@@ -37,34 +37,24 @@ def evaluate(defn: Definition, *args: Any) -> list[Any]:
     except ShaxError as error:  # bad arguments: point at the caller's line
         raise at(error, current_source()) from None
     env: dict[int, Any] = {}  # var id -> its value
-    for binding in defn.bindings:
+
+    def run(binding: Binding) -> None:
         prim = binding.prim
         if binding.var.id in env:
-            raise at(
-                ShaxValueError(f"evaluate: in `{show_binding(binding)}`: x{binding.var.id} is bound twice"),
-                binding.source,
-            )
+            raise ShaxValueError(f"x{binding.var.id} is bound twice")
         if isinstance(prim, Arg):
             if not 0 <= prim.index < len(values):
-                message = f"evaluate: in `{show_binding(binding)}`: {defn.name} has {len(values)} argument(s)"
-                raise at(ShaxValueError(message), binding.source)
+                raise ShaxValueError(f"{defn.name} has {len(values)} argument(s)")
             env[binding.var.id] = values[prim.index]
-            continue
+            return
         try:
             operands = [env[a.id] for a in binding.args]
-            with attributed_to(binding.source):
-                env[binding.var.id] = rule_for("eval", prim)(prim, *operands)
         except KeyError:
             unbound = ", ".join(f"x{a.id}" for a in binding.args if a.id not in env)
-            raise at(
-                ShaxValueError(f"evaluate: in `{show_binding(binding)}`: {unbound} used before being bound"),
-                binding.source,
-            ) from None
-        except ShaxError as error:
-            raise at(type(error)(f"evaluate: in `{show_binding(binding)}`: {error}"), binding.source) from None
-        except (ValueError, TypeError, IndexError) as error:
-            message = f"evaluate: in `{show_binding(binding)}` of {defn.name}: {type(error).__name__}: {error}"
-            raise at(ShaxTypeError(message), binding.source) from error
+            raise ShaxValueError(f"{unbound} used before being bound") from None
+        env[binding.var.id] = eval_rules[prim](prim, operands)
+
+    for_each_binding("evaluate", defn.bindings, run, foreign_errors=True)
     missing = [f"x{v.id}" for v in defn.outputs if v.id not in env]
     if missing:
         raise ShaxValueError(f"evaluate: {defn.name} returns {', '.join(missing)}, never bound")

@@ -15,7 +15,7 @@ import attrs
 from shax.types import TensorType
 
 if TYPE_CHECKING:
-    from shax.primitives.base import Primitive
+    from shax.primitive import Primitive
 
 
 @attrs.frozen(repr=False)

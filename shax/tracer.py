@@ -18,13 +18,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
+import attrs
 import numpy as np
 
 import typeclasses as tc
-from shax import primitives as P
 from shax.errors import ShaxError, ShaxTypeError, at
 from shax.location import current_source
-from shax.result_types import result_type
+from shax.primitive import Arg, Primitive, implementing
+from shax.primitives import Broadcast, Constant, Select
+from shax.rules.types import result_type
 from shax.types import DType, TensorType, bool_, dtype_of_numpy, f32, i32
 from typeclasses.operators import Operators
 
@@ -37,7 +39,7 @@ class Trace:
         self.active = True
         # (primitive's cons key, operand ids) -> the node for that operation
         self.table: dict[tuple[Any, ...], Tracer] = {}
-        self.args = [self.node(P.Arg(k), (), t, None) for k, t in enumerate(arg_types)]
+        self.args = [self.node(Arg(k), (), t, None) for k, t in enumerate(arg_types)]
         # Tracers of enclosing traces used here, each read through an extra argument.
         self.captured: list[Tracer] = []
         self._captured_nodes: dict[int, Tracer] = {}
@@ -45,7 +47,7 @@ class Trace:
         # same few literals over and over, and building a Constant to look one up costs more.
         self.numbers: dict[tuple[str, bytes], Tracer] = {}
 
-    def node(self, prim: P.Primitive, args: tuple[Tracer, ...], type: TensorType, source: str | None) -> Tracer:
+    def node(self, prim: Primitive, args: tuple[Tracer, ...], type: TensorType, source: str | None) -> Tracer:
         node = Tracer(self, prim, args, type, source)
         self.table[cons_key(prim, args)] = node
         return node
@@ -66,7 +68,7 @@ class Trace:
         node = self._captured_nodes.get(id(outer))
         if node is None:
             index = len(self.args) + len(self.captured)
-            node = self.node(P.Arg(index), (), outer.type, None)
+            node = self.node(Arg(index), (), outer.type, None)
             self.captured.append(outer)
             self._captured_nodes[id(outer)] = node
         return node
@@ -90,7 +92,7 @@ class Tracer(Operators):
     __slots__ = ("trace", "prim", "args", "type", "source")
 
     def __init__(
-        self, trace: Trace, prim: P.Primitive, args: tuple[Tracer, ...], type: TensorType, source: str | None
+        self, trace: Trace, prim: Primitive, args: tuple[Tracer, ...], type: TensorType, source: str | None
     ) -> None:
         self.trace = trace
         self.prim = prim
@@ -184,23 +186,23 @@ def lift(trace: Trace, value: Any, reference: DType | None, op: str) -> Tracer:
         return trace.capture(value)
     if isinstance(value, (np.ndarray, np.generic)):  # first: np.float64 is a Python float too
         dtype_of_numpy(value.dtype)
-        return emit(trace, P.Constant(value), ())
+        return emit(trace, Constant(value), ())
     if isinstance(value, (bool, int, float)):
         array = np.asarray(value, _weak_dtype(value, reference, op).numpy)
         key = (array.dtype.str, array.tobytes())  # by bytes: 0.0 and -0.0 are different constants
         node = trace.numbers.get(key)
         if node is None:
-            node = trace.numbers[key] = emit(trace, P.Constant(array), ())
+            node = trace.numbers[key] = emit(trace, Constant(array), ())
         return node
     raise ShaxTypeError(f"{op}: cannot use a {type(value).__name__} as a tensor")
 
 
-def cons_key(prim: P.Primitive, args: tuple[Tracer, ...]) -> tuple[Any, ...]:
+def cons_key(prim: Primitive, args: tuple[Tracer, ...]) -> tuple[Any, ...]:
     """What identifies the operation `prim` on `args` in its trace's table."""
     return (prim.cons_key(), *map(id, args))
 
 
-def emit(trace: Trace, prim: P.Primitive, args: tuple[Tracer, ...]) -> Tracer:
+def emit(trace: Trace, prim: Primitive, args: tuple[Tracer, ...]) -> Tracer:
     """The node for `prim` on `args`: an existing one (hash-consing) or a new, typed one."""
     key = (prim.cons_key(), *map(id, args))  # cons_key(prim, args), inline: every operation comes here
     found = trace.table.get(key)
@@ -233,7 +235,7 @@ def _innermost_trace(operands: Sequence[Any]) -> tuple[Trace, bool]:
     return innermost, all_nodes
 
 
-def apply(prim: P.Primitive, *operands: Any) -> Tracer:
+def apply(prim: Primitive, *operands: Any) -> Tracer:
     """Record `prim` on operands that may mix tracers, numpy values and numbers."""
     trace, all_nodes = _innermost_trace(operands)
     if all_nodes and trace.active:
@@ -247,97 +249,16 @@ def apply(prim: P.Primitive, *operands: Any) -> Tracer:
 
 
 class TracerInstance(tc.Instance):
-    """The tracer's instance of Floating, Ord and HNP: every method records a primitive."""
+    """The tracer's instance of Floating, Ord and HNP: every method records the primitive
+    implementing its typeclass function. The methods are derived from the primitives
+    (`shax.primitive.implementing`) on first use, not written one by one; the few that
+    need more than recording one operation are written here."""
 
     def level(self, value: Any) -> int:
         return value.trace.level
 
-    def add(self, x: Any, y: Any) -> Any:
-        return apply(P.Add(), x, y)
-
-    def sub(self, x: Any, y: Any) -> Any:
-        return apply(P.Sub(), x, y)
-
-    def mul(self, x: Any, y: Any) -> Any:
-        return apply(P.Mul(), x, y)
-
-    def div(self, x: Any, y: Any) -> Any:
-        return apply(P.Div(), x, y)
-
-    def neg(self, x: Any) -> Any:
-        return apply(P.Neg(), x)
-
-    def abs(self, x: Any) -> Any:
-        return apply(P.Abs(), x)
-
-    def signum(self, x: Any) -> Any:
-        return apply(P.Signum(), x)
-
-    def pow(self, x: Any, y: Any) -> Any:
-        return apply(P.Pow(), x, y)
-
-    def sin(self, x: Any) -> Any:
-        return apply(P.Sin(), x)
-
-    def cos(self, x: Any) -> Any:
-        return apply(P.Cos(), x)
-
-    def tan(self, x: Any) -> Any:
-        return apply(P.Tan(), x)
-
-    def exp(self, x: Any) -> Any:
-        return apply(P.Exp(), x)
-
-    def log(self, x: Any) -> Any:
-        return apply(P.Log(), x)
-
-    def sqrt(self, x: Any) -> Any:
-        return apply(P.Sqrt(), x)
-
-    def tanh(self, x: Any) -> Any:
-        return apply(P.Tanh(), x)
-
-    def min(self, x: Any, y: Any) -> Any:
-        return apply(P.Min(), x, y)
-
-    def max(self, x: Any, y: Any) -> Any:
-        return apply(P.Max(), x, y)
-
-    def eq(self, x: Any, y: Any) -> Any:
-        return apply(P.Eq(), x, y)
-
     def shape(self, x: Any) -> tuple[int, ...]:
         return x.type.shape
-
-    def reshape(self, x: Any, shape: Sequence[int]) -> Any:
-        return apply(_static(P.Reshape, "reshape", shape), x)
-
-    def broadcast(self, x: Any, dims: Sequence[int], shape: Sequence[int]) -> Any:
-        return apply(_static(P.Broadcast, "broadcast", dims, shape), x)
-
-    def transpose(self, x: Any, perm: Sequence[int]) -> Any:
-        return apply(_static(P.Transpose, "transpose", perm), x)
-
-    def slice(self, x: Any, start: Sequence[int], end: Sequence[int]) -> Any:
-        return apply(_static(P.Slice, "slice", start, end), x)
-
-    def pad(self, x: Any, lohi: Sequence[tuple[int, int]], value: float) -> Any:
-        return apply(_static(P.Pad, "pad", lohi, value), x)
-
-    def reduce_sum(self, x: Any, axes: Sequence[int]) -> Any:
-        return apply(_static(P.ReduceSum, "reduce_sum", axes), x)
-
-    def dot_general(self, x: Any, y: Any, dims: Any) -> Any:
-        try:
-            lc, rc, lb, rb = dims
-        except (TypeError, ValueError):
-            raise at(
-                ShaxTypeError(
-                    f"dot_general: dims must be (lhs_contracting, rhs_contracting, lhs_batch, rhs_batch), got {dims!r}"
-                ),
-                current_source(),
-            ) from None
-        return apply(_static(P.DotGeneral, "dot_general", lc, rc, lb, rb), x, y)
 
     def select(self, pred: Any, on_true: Any, on_false: Any) -> Any:
         # A Python number as a branch stands for a tensor of the predicate's shape.
@@ -346,20 +267,47 @@ class TracerInstance(tc.Instance):
                 _fill(pred, b, (on_true, on_false)) if isinstance(b, (bool, int, float)) else b
                 for b in (on_true, on_false)
             )
-        return apply(P.Select(), pred, on_true, on_false)
+        return apply(Select(), pred, on_true, on_false)
+
+    def __getattr__(self, method: str) -> Any:
+        cls = None if method.startswith("_") else implementing(method)
+        if cls is None:
+            return super().__getattr__(method)
+        setattr(TracerInstance, method, _recording(cls, method))  # derived once, then a plain method
+        return getattr(self, method)
+
+
+def _recording(cls: type[Primitive], method: str) -> Any:
+    """The tracer's method for the typeclass function `cls` implements: record `cls`, built
+    from the function's static arguments (those after its `cls.arity` operands)."""
+    arity = cls.arity
+    if not attrs.fields(cls) and cls.from_static_args.__func__ is Primitive.from_static_args.__func__:
+        prim = cls()  # no static parameters: one primitive serves every call
+
+        def record(self: TracerInstance, *operands: Any) -> Any:
+            return apply(prim, *operands)
+
+    else:
+
+        def record(self: TracerInstance, *args: Any) -> Any:
+            return apply(_static(cls, method, *args[arity:]), *args[:arity])
+
+    record.__name__ = method
+    return record
 
 
 def _fill(pred: Tracer, number: Any, branches: Sequence[Any]) -> Tracer:
     scalar = lift(pred.trace, number, _reference_dtype(branches), "select")
-    return emit(pred.trace, P.Broadcast((), pred.shape), (scalar,))
+    return emit(pred.trace, Broadcast((), pred.shape), (scalar,))
 
 
-def _static(cls: type[P.Primitive], op: str, *params: Any) -> P.Primitive:
+def _static(cls: type[Primitive], op: str, *params: Any) -> Primitive:
     """Build a primitive from user-given static parameters, naming the op on bad ones."""
     try:
-        return cls(*params)
+        return cls.from_static_args(*params)
     except ShaxError as error:
-        raise at(type(error)(f"{op}: {error}"), current_source()) from None
+        named = str(error) if str(error).startswith(f"{op}: ") else f"{op}: {error}"
+        raise at(type(error)(named), current_source()) from None
     except (TypeError, ValueError) as error:
         raise at(ShaxTypeError(f"{op}: bad static parameters {params!r}: {error}"), current_source()) from None
 

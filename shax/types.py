@@ -57,7 +57,7 @@ def _shape(shape: Any) -> tuple[int, ...]:
 _PRINTED = re.compile(r"\s*(\w+)\s*\[\s*([0-9,\s]*)\]\s*")
 
 
-# The hash is cached: types key the memo of type rules (`shax.result_types`).
+# The hash is cached: types key the memo of type rules (`shax.rules.types.result_type`).
 @attrs.frozen(repr=False, cache_hash=True)
 class TensorType:
     dtype: DType

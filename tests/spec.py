@@ -43,7 +43,10 @@ from typeclasses import (
     dot_general,
     eq,
     exp,
+    expm1,
     log,
+    log1p,
+    logistic,
     max,
     min,
     mul,
@@ -97,6 +100,8 @@ NONZERO = Domain("nonzero", 0.5, 2.0, signed=True)
 SMALL = Domain("small", -0.25, 0.25)  # |NONZERO - SMALL| >= 0.25: no ties in min/max
 INSIDE_TAN = Domain("inside_tan", -1.2, 1.2)
 WHOLE = Domain("whole", -1.0, 1.0, integral=True)  # -1, 0, 1: `eq` holds often
+ABOVE_MINUS_ONE = Domain("above_minus_one", -0.5, 2.0)  # log1p's domain, away from its pole
+WIDE = Domain("wide", -6.0, 6.0)  # the logistic's tails
 
 
 @attrs.frozen
@@ -194,6 +199,9 @@ ROWS: list[Spec] = [
     unary(P.Tanh, tanh, REAL, FLOATS),
     unary(P.Abs, abs, NONZERO, NUMBERS),
     unary(P.Signum, signum, NONZERO, NUMBERS),
+    unary(P.Log1p, log1p, ABOVE_MINUS_ONE, FLOATS),
+    unary(P.Expm1, expm1, REAL, FLOATS),
+    unary(P.Logistic, logistic, WIDE, FLOATS),
     # Floating and Ord, binary.
     binary(P.Add, add, (REAL, REAL), NUMBERS),
     binary(P.Sub, sub, (REAL, REAL), NUMBERS),

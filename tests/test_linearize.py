@@ -28,9 +28,8 @@ from strategies import Program, programs
 import shax
 from shax import bool_, f32, f64, i32
 from shax.ir import Var
-from shax.linear import Zero, residual
-from shax.primitives import Arg, Constant, Linearity, all_primitives
-from shax.rules import linearize_rules
+from shax.primitives import Arg, Constant
+from shax.rules.linearize import Zero, linearize_rules, residual, zero_tangent
 from shax.stages import evaluate_linearized, infer_types, linearize
 from typeclasses import broadcast, cos, dot, eq, max, min, pad, reduce_sum, select, sin, slice
 
@@ -98,11 +97,6 @@ def test_every_primitive_in_f32(spec: Any, case: Any, dtype: Any) -> None:
     check_definitions(lin)
     outputs, tangents = evaluate_linearized(lin, values, values)
     assert [shax.TensorType.of(np.asarray(t)) for t in tangents] == list(lin.primal.output_types()[: len(tangents)])
-
-
-def test_every_differentiable_primitive_has_a_linearize_rule() -> None:
-    missing = [p.__name__ for p in all_primitives() if not p.structural and p not in linearize_rules]
-    assert not missing
 
 
 @given(programs(dtype=f64))
@@ -222,7 +216,7 @@ def test_zeros_refuse_nonlinear_operations() -> None:
 
     with pytest.raises(shax.ShaxTypeError, match="sin: a zero tangent"):
         tc.sin(Zero(f32[2]))
-    with pytest.raises(shax.ShaxTypeError, match="div: dividing by a zero tangent"):
+    with pytest.raises(shax.ShaxTypeError, match=r"div: a zero tangent \(f32\[\]\) cannot be a nonlinear operand"):
         tc.div(np.float32(1.0), Zero(f32[()]))
     assert tc.reshape(Zero(f32[2, 3]), [6]) == Zero(f32[6])
     assert tc.dot_general(Zero(f32[2, 3]), np.ones((3, 4), np.float32), ((1,), (0,), (), ())) == Zero(f32[2, 4])
@@ -270,11 +264,13 @@ def test_a_definition_whose_annotations_lie() -> None:
         linearize(lying)
 
 
-def test_linearity_traits_are_consistent_with_the_tables() -> None:
-    """Constants and eq are non-differentiable; every other primitive is marked linear,
-    bilinear or nonlinear."""
-    assert Constant.linearity is Linearity.NON_DIFFERENTIABLE
-    assert linearize_rules[Constant] is linearize_rules[shax.primitives.Eq]
+def test_linearity_decides_the_derived_rules() -> None:
+    """Constants (no operands) and eq (non-differentiable) have zero tangents; linear
+    primitives are their own derivatives, bilinear ones follow the product rule."""
+    for prim in (Constant(np.float32(1.0)), shax.primitives.Eq(), shax.primitives.Signum()):
+        assert linearize_rules[prim] is zero_tangent
+    assert not linearize_rules.is_registered(shax.primitives.Add)
+    assert not linearize_rules.is_registered(shax.primitives.DotGeneral)
 
 
 def test_malformed_definitions_are_named_errors() -> None:
@@ -291,12 +287,14 @@ def test_malformed_definitions_are_named_errors() -> None:
         linearize(attrs.evolve(good, outputs=(Var(7),)))
 
 
-def test_a_rule_must_cross_through_residual(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rule_must_cross_through_residual() -> None:
     """A rule that mixes a primal value into the linear program by hand is caught."""
 
     def by_hand(prim: Any, primals: Any, tangents: Any, out: Any) -> Any:
         return cos(primals[0]) * tangents[0]
 
-    monkeypatch.setitem(linearize_rules, shax.primitives.Sin, by_hand)
-    with pytest.raises(shax.ShaxTypeError, match="rule of sin used a primal value .* without residual"):
+    with (
+        linearize_rules.replaced(shax.primitives.Sin, by_hand),
+        pytest.raises(shax.ShaxTypeError, match="rule of sin used a primal value .* without residual"),
+    ):
         linearize(infer_types(shax.trace(sin, f32[2])))

@@ -36,7 +36,6 @@ from shax.passes import (
 from shax.primitives import (
     Add,
     Arg,
-    Binary,
     Broadcast,
     Constant,
     Cos,
@@ -324,7 +323,7 @@ def f(arg0 :: f32[3, 4],
   in [x6, x8, x10]""")
     assert_same_meaning(defn, out)
     for binding in out.bindings:
-        if isinstance(binding.prim, Binary):
+        if binding.prim.broadcasting:
             assert all(a.type.shape == binding.var.type.shape for a in binding.args)
 
 

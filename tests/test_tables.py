@@ -1,5 +1,7 @@
-"""Rule-table completeness: every primitive has an entry in every stage's table
-(`shax.rules.TABLES`, which grows as stages are added) and a spec row in tests/spec.py.
+"""The primitive declarations are complete: every primitive has a rule in every stage's
+table (registered, or derived from its traits), a spec row in tests/spec.py, and every
+typeclass function a method in every instance, so that no user meets a missing rule as
+a KeyError or a missing method as an AttributeError.
 
 Structural primitives (`arg`) are handled by each stage itself and need no entries;
 there is no other way to exempt a primitive from a table.
@@ -8,32 +10,53 @@ there is no other way to exempt a primitive from a table.
 from __future__ import annotations
 
 import attrs
+import numpy as np
 import pytest
 from spec import SPECS
 
+import shax
+import typeclasses as tc
 from shax import primitives as P
-from shax.rules import TABLES
+from shax.primitive import implementing
+from shax.rules import TABLES, transpose_rules
+from shax.rules.transpose import not_linear
+from shax.rules.zeros import ZeroInstance
+from shax.tracer import tracer_instance
+from typeclasses.numpy_instance import numpy_instance
 
 PRIMITIVES = P.all_primitives()
 TABLED = [p for p in PRIMITIVES if not p.structural]
+INSTANCES = [numpy_instance, tracer_instance, ZeroInstance()]
 
 
-def test_all_primitives_finds_the_leaves() -> None:
-    assert {P.Arg, P.Constant, P.Sin, P.Add, P.Select, P.DotGeneral, P.Pad} <= set(PRIMITIVES)
-    assert not {P.Primitive, P.Unary, P.Binary} & set(PRIMITIVES)
+def test_all_primitives_finds_the_declared_ones() -> None:
+    assert {P.Arg, P.Constant, P.Sin, P.Add, P.Select, P.DotGeneral, P.Pad, P.Log1p} <= set(PRIMITIVES)
+    assert not {P.Primitive, P.Pointwise} & set(PRIMITIVES)
+    assert len({p.__name__ for p in PRIMITIVES}) == len(PRIMITIVES)
 
 
 @pytest.mark.parametrize("table", sorted(TABLES))
 def test_every_primitive_has_a_rule(table: str) -> None:
-    missing = [p.__name__ for p in TABLED if p not in TABLES[table]]
+    missing = [p.__name__ for p in TABLED if not TABLES[table].covers(p)]
     assert not missing, f"no {table} rule for {missing}"
 
 
-@pytest.mark.parametrize("table", sorted(TABLES))
-def test_tables_hold_only_primitives(table: str) -> None:
-    """Rules keyed by an abstract class (Unary) or a non-primitive would never be found."""
-    stray = [getattr(k, "__name__", repr(k)) for k in TABLES[table] if k not in TABLED]
-    assert not stray, f"{table} table has entries for {stray}"
+def test_a_second_rule_for_a_primitive_is_refused() -> None:
+    with pytest.raises(shax.ShaxValueError, match="sin: a second linearize rule"):
+        TABLES["linearize"].register(P.Sin)(lambda *args: None)
+
+
+def test_a_missing_rule_is_a_named_error() -> None:
+    with pytest.raises(shax.ShaxError, match="arg: no codegen rule"):
+        TABLES["codegen"][P.Arg(0)]
+
+
+def test_linear_primitives_have_written_transpose_rules() -> None:
+    """The others' rule is derived: it says they are not linear (div is linear in its numerator)."""
+    for p in TABLED:
+        linear = bool(p.positions(P.Linearity.LINEAR) or p.positions(P.Linearity.BILINEAR))
+        assert transpose_rules.is_registered(p) == linear, p.__name__
+        assert (transpose_rules.rule_for_class(p) is not not_linear) == linear, p.__name__
 
 
 def test_every_primitive_has_a_spec_row() -> None:
@@ -46,5 +69,27 @@ def test_every_primitive_has_a_spec_row() -> None:
 def test_primitive_declares_name_linearity_arity(prim: type[P.Primitive]) -> None:
     assert attrs.has(prim)
     assert isinstance(prim.name, str) and prim.name
-    assert isinstance(prim.linearity, P.Linearity)
-    assert isinstance(prim.arity, int) and prim.arity >= 0
+    assert all(isinstance(operand, P.Linearity) for operand in prim.linearity)
+    assert prim.arity == len(prim.linearity)
+
+
+@pytest.mark.parametrize("prim", [p for p in PRIMITIVES if p.function is not None], ids=lambda p: p.__name__)
+def test_a_primitive_implements_a_declared_typeclass_function(prim: type[P.Primitive]) -> None:
+    method = tc.method_of(prim.function)
+    assert method in tc.FUNCTIONS
+    assert implementing(method) is prim
+
+
+@pytest.mark.parametrize("instance", INSTANCES, ids=lambda i: type(i).__name__)
+def test_every_instance_has_every_typeclass_function(instance: tc.Instance) -> None:
+    missing = [name for name in tc.FUNCTIONS if not callable(getattr(instance, name, None))]
+    assert not missing, f"{type(instance).__name__} lacks {missing}"
+
+
+def test_a_lacking_instance_is_a_named_error_not_an_attribute_error_only() -> None:
+    class Partial(tc.Instance):
+        def level(self, value: object) -> int:
+            return 0
+
+    with pytest.raises(tc.MissingMethodError, match="sin: the Partial typeclass instance does not implement it"):
+        Partial().sin(np.float32(1.0))

@@ -7,46 +7,23 @@ the numpy instance. Knows nothing of shax; shax registers its tracer as another 
 """
 
 from typeclasses import numpy_instance as _numpy_instance  # noqa: F401 - registers the instance
-from typeclasses.dispatch import HNP, Floating, NoInstanceError, Ord, Tensor, register_instance
-from typeclasses.functions import (
-    abs,
-    add,
-    broadcast,
-    cos,
-    cosh,
-    div,
-    dot,
-    dot_dims,
-    dot_general,
-    eq,
-    exp,
-    log,
-    log_base,
-    max,
-    min,
-    mul,
-    neg,
-    pad,
-    pow,
-    reduce_sum,
-    reshape,
-    select,
-    shape,
-    signum,
-    sin,
-    sinh,
-    slice,
-    sqrt,
-    sub,
-    tan,
-    tanh,
-    transpose,
+from typeclasses.dispatch import (
+    FUNCTIONS,
+    HNP,
+    Floating,
+    MissingMethodError,
+    NoInstanceError,
+    Ord,
+    Tensor,
+    method_of,
+    register_instance,
+    typeclass_function,
 )
+from typeclasses.functions import *  # noqa: F403 - every typeclass function, listed in its __all__
+from typeclasses.functions import __all__ as _functions
 from typeclasses.instance import Instance
 
 __all__ = [
-    "HNP", "Floating", "Instance", "NoInstanceError", "Ord", "abs", "add", "broadcast", "cos",
-    "cosh", "div", "dot", "dot_dims", "dot_general", "eq", "exp", "log", "log_base", "max", "min",
-    "mul", "neg", "pad", "pow", "reduce_sum", "register_instance", "reshape", "select", "shape",
-    "signum", "sin", "sinh", "slice", "sqrt", "sub", "tan", "tanh", "Tensor", "transpose",
+    "FUNCTIONS", "HNP", "Floating", "Instance", "MissingMethodError", "NoInstanceError", "Ord", "Tensor",
+    "method_of", "register_instance", "typeclass_function", *_functions,
 ]  # fmt: skip

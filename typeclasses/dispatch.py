@@ -10,12 +10,13 @@ and an inner trace wins over an outer one.
 from __future__ import annotations
 
 import abc
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 
 class Floating(abc.ABC):
-    """Haskell's Num + Fractional + Floating: `+ - * /`, negation, `abs`, `signum`,
-    `**`, and `sin cos tan exp log sqrt tanh` (see `typeclasses.functions`)."""
+    """Haskell's Num + Fractional + Floating: arithmetic, `abs`, `signum`, `**` and the
+    elementary functions (`typeclasses.functions` lists them)."""
 
 
 class Ord(abc.ABC):
@@ -23,8 +24,8 @@ class Ord(abc.ABC):
 
 
 class HNP(abc.ABC):
-    """A numpy-like array API: reshape, broadcast, transpose, slice, pad,
-    reduce_sum, select, dot_general, dot, eq."""
+    """A numpy-like array API: shapes, reductions, selection, products, comparisons
+    (`typeclasses.functions` lists them)."""
 
 
 class Tensor(Floating, Ord, HNP):
@@ -36,6 +37,40 @@ TYPECLASSES: tuple[type[abc.ABC], ...] = (Floating, Ord, HNP, Tensor)
 
 class NoInstanceError(TypeError):
     """No typeclass instance is registered for an operand's type."""
+
+
+class MissingMethodError(NoInstanceError, AttributeError):
+    """An instance lacks a typeclass function (an AttributeError too, so that `getattr`
+    with a default and `hasattr` still work on instances)."""
+
+
+# method name -> (the typeclass function, the typeclass it belongs to)
+FUNCTIONS: dict[str, tuple[Callable[..., Any], type[abc.ABC]]] = {}
+# typeclass function -> its method name: what instances implement it as
+_METHODS: dict[Callable[..., Any], str] = {}
+
+C = TypeVar("C", bound=Callable[..., Any])
+
+
+def typeclass_function(typeclass: type[abc.ABC], method: str | None = None) -> Callable[[C], C]:
+    """Declare a function of `typeclass`, implemented by every instance's method `method`
+    (the function's name by default). Declared functions are what instances are checked
+    against, and what shax derives its own instances' methods for."""
+
+    def declare(function: C) -> C:
+        name = method or function.__name__
+        if name in FUNCTIONS:
+            raise ValueError(f"typeclass function {name} is declared twice")
+        FUNCTIONS[name] = (function, typeclass)
+        _METHODS[function] = name
+        return function
+
+    return declare
+
+
+def method_of(function: Callable[..., Any]) -> str | None:
+    """The instance method implementing a declared typeclass function (None if undeclared)."""
+    return _METHODS.get(function)
 
 
 _instances: dict[type, Any] = {}

@@ -1,7 +1,7 @@
 """The typeclass functions users write against, each dispatching on its operands.
 
 Floating: add sub mul div neg abs signum pow sin cos tan exp log sqrt tanh
-          (default methods: sinh cosh log_base)
+          log1p expm1 logistic (default methods: sinh cosh log_base)
 Ord:      min max
 HNP:      reshape broadcast transpose slice pad reduce_sum select dot_general eq
           (default method: dot), and `shape` to ask a value for its shape.
@@ -14,7 +14,7 @@ import builtins
 from collections.abc import Sequence
 from typing import TypeVar
 
-from typeclasses.dispatch import HNP, Floating, Ord, pick
+from typeclasses.dispatch import HNP, Floating, Ord, pick, typeclass_function
 
 F = TypeVar("F", bound=Floating)
 Or = TypeVar("Or", bound=Ord)
@@ -22,78 +22,120 @@ H = TypeVar("H", bound=HNP)
 
 DotDims = tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]]
 
+__all__ = [
+    "DotDims", "abs", "add", "broadcast", "cos", "cosh", "div", "dot", "dot_dims", "dot_general", "eq", "exp",
+    "expm1", "log", "log1p", "log_base", "logistic", "max", "min", "mul", "neg", "pad", "pow", "reduce_sum",
+    "reshape", "select", "shape", "signum", "sin", "sinh", "slice", "sqrt", "sub", "tan", "tanh", "transpose",
+]  # fmt: skip
+
 
 # Floating ---------------------------------------------------------------------
 
 
+@typeclass_function(Floating)
 def add(x: F, y: F) -> F:
     return pick("add", x, y).add(x, y)
 
 
+@typeclass_function(Floating)
 def sub(x: F, y: F) -> F:
     return pick("sub", x, y).sub(x, y)
 
 
+@typeclass_function(Floating)
 def mul(x: F, y: F) -> F:
     return pick("mul", x, y).mul(x, y)
 
 
+@typeclass_function(Floating)
 def div(x: F, y: F) -> F:
     return pick("div", x, y).div(x, y)
 
 
+@typeclass_function(Floating)
 def neg(x: F) -> F:
     return pick("neg", x).neg(x)
 
 
+@typeclass_function(Floating)
 def abs(x: F) -> F:  # noqa: A001 - the Haskell name, as DESIGN §2 asks
     return pick("abs", x).abs(x)
 
 
+@typeclass_function(Floating)
 def signum(x: F) -> F:
     return pick("signum", x).signum(x)
 
 
+@typeclass_function(Floating)
 def pow(x: F, y: F) -> F:  # noqa: A001
     return pick("pow", x, y).pow(x, y)
 
 
+@typeclass_function(Floating)
 def sin(x: F) -> F:
     return pick("sin", x).sin(x)
 
 
+@typeclass_function(Floating)
 def cos(x: F) -> F:
     return pick("cos", x).cos(x)
 
 
+@typeclass_function(Floating)
 def tan(x: F) -> F:
     return pick("tan", x).tan(x)
 
 
+@typeclass_function(Floating)
 def exp(x: F) -> F:
     return pick("exp", x).exp(x)
 
 
+@typeclass_function(Floating)
 def log(x: F) -> F:
     return pick("log", x).log(x)
 
 
+@typeclass_function(Floating)
 def sqrt(x: F) -> F:
     return pick("sqrt", x).sqrt(x)
 
 
+@typeclass_function(Floating)
 def tanh(x: F) -> F:
     return pick("tanh", x).tanh(x)
 
 
+@typeclass_function(Floating)
+def log1p(x: F) -> F:
+    """log(1 + x), accurate for small x."""
+    return pick("log1p", x).log1p(x)
+
+
+@typeclass_function(Floating)
+def expm1(x: F) -> F:
+    """exp(x) - 1, accurate for small x."""
+    return pick("expm1", x).expm1(x)
+
+
+@typeclass_function(Floating)
+def logistic(x: F) -> F:
+    """The sigmoid 1 / (1 + exp(-x)), without overflow for large |x|."""
+    return pick("logistic", x).logistic(x)
+
+
+@typeclass_function(Floating)
 def sinh(x: F) -> F:
     return pick("sinh", x).sinh(x)
 
 
+@typeclass_function(Floating)
 def cosh(x: F) -> F:
     return pick("cosh", x).cosh(x)
 
 
+@typeclass_function(Floating)
 def log_base(base: F, x: F) -> F:
     return pick("log_base", base, x).log_base(base, x)
 
@@ -101,10 +143,12 @@ def log_base(base: F, x: F) -> F:
 # Ord --------------------------------------------------------------------------
 
 
+@typeclass_function(Ord)
 def min(x: Or, y: Or) -> Or:  # noqa: A001
     return pick("min", x, y).min(x, y)
 
 
+@typeclass_function(Ord)
 def max(x: Or, y: Or) -> Or:  # noqa: A001
     return pick("max", x, y).max(x, y)
 
@@ -112,50 +156,61 @@ def max(x: Or, y: Or) -> Or:  # noqa: A001
 # HNP --------------------------------------------------------------------------
 
 
+@typeclass_function(HNP)
 def shape(x: H) -> tuple[int, ...]:
     return pick("shape", x).shape(x)
 
 
+@typeclass_function(HNP)
 def reshape(x: H, shape: Sequence[int]) -> H:
     return pick("reshape", x).reshape(x, shape)
 
 
+@typeclass_function(HNP)
 def broadcast(x: H, dims: Sequence[int], shape: Sequence[int]) -> H:
     """Input axis i becomes output axis dims[i]; a size-1 axis may stretch."""
     return pick("broadcast", x).broadcast(x, dims, shape)
 
 
+@typeclass_function(HNP)
 def transpose(x: H, perm: Sequence[int]) -> H:
     """Output axis i is input axis perm[i]."""
     return pick("transpose", x).transpose(x, perm)
 
 
+@typeclass_function(HNP)
 def slice(x: H, start: Sequence[int], end: Sequence[int]) -> H:  # noqa: A001
     return pick("slice", x).slice(x, start, end)
 
 
+@typeclass_function(HNP)
 def pad(x: H, lohi: Sequence[tuple[int, int]], value: float) -> H:
     return pick("pad", x).pad(x, lohi, value)
 
 
+@typeclass_function(HNP)
 def reduce_sum(x: H, axes: Sequence[int]) -> H:
     return pick("reduce_sum", x).reduce_sum(x, axes)
 
 
+@typeclass_function(HNP)
 def select(pred: H, on_true: H, on_false: H) -> H:
     return pick("select", pred, on_true, on_false).select(pred, on_true, on_false)
 
 
+@typeclass_function(HNP)
 def dot_general(x: H, y: H, dims: DotDims) -> H:
     """dims = (lhs_contracting, rhs_contracting, lhs_batch, rhs_batch); the result
     has the batch axes, then lhs free axes, then rhs free axes (XLA)."""
     return pick("dot_general", x, y).dot_general(x, y, dims)
 
 
+@typeclass_function(HNP)
 def dot(x: H, y: H) -> H:
     return pick("dot", x, y).dot(x, y)
 
 
+@typeclass_function(HNP)
 def eq(x: H, y: H) -> H:
     return pick("eq", x, y).eq(x, y)
 

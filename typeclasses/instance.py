@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import typeclasses.functions as tc
+from typeclasses.dispatch import MissingMethodError
 
 
 class Instance:
@@ -18,6 +19,12 @@ class Instance:
     def level(self, value: Any) -> int:
         """How deeply nested the value's interpretation is; 0 for constants."""
         raise NotImplementedError
+
+    def __getattr__(self, method: str) -> Any:
+        """Reached only for a method the instance lacks: a clear error, not Python's own."""
+        if method.startswith("__"):  # protocols probed by copy, pickle, ...: not typeclass functions
+            raise AttributeError(method)
+        raise MissingMethodError(f"{method}: the {type(self).__name__} typeclass instance does not implement it")
 
     # sinh x = (e^x - e^-x) / 2
     def sinh(self, x: Any) -> Any:

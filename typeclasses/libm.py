@@ -38,7 +38,9 @@ def c_float_function(c_name: str) -> Callable[[float], float] | None:
     return c_function
 
 
-def _unary(ufunc: np.ufunc, c_name: str) -> Callable[[Any], Any]:
+def float32_unary(ufunc: np.ufunc, c_name: str) -> Callable[[Any], Any]:
+    """`ufunc`, except on a float32 number (a numpy scalar or 0-d array), which goes through
+    the C library's `c_name` (e.g. "sinf"), where the C library has it."""
     c_function = c_float_function(c_name)
     if c_function is None:
         return ufunc
@@ -50,11 +52,3 @@ def _unary(ufunc: np.ufunc, c_name: str) -> Callable[[Any], Any]:
 
     apply.__name__ = ufunc.__name__
     return apply
-
-
-sin = _unary(np.sin, "sinf")
-cos = _unary(np.cos, "cosf")
-tan = _unary(np.tan, "tanf")
-exp = _unary(np.exp, "expf")
-log = _unary(np.log, "logf")
-tanh = _unary(np.tanh, "tanhf")

@@ -17,6 +17,23 @@ from typeclasses.dispatch import register_instance
 from typeclasses.functions import DotDims
 from typeclasses.instance import Instance
 
+# Elementary functions of a float32 number go through C's float functions (`typeclasses.libm`).
+_sin, _cos, _tan = (
+    libm.float32_unary(np.sin, "sinf"),
+    libm.float32_unary(np.cos, "cosf"),
+    libm.float32_unary(np.tan, "tanf"),
+)
+_exp, _log = libm.float32_unary(np.exp, "expf"), libm.float32_unary(np.log, "logf")
+_tanh = libm.float32_unary(np.tanh, "tanhf")
+
+
+def logistic(x: Any) -> Any:
+    """1 / (1 + e^-x) as e^-|x| makes it, which never overflows: 1 / (1 + e^-x) for x >= 0,
+    e^x / (1 + e^x) below (accurate in both tails). Compiled code calls this same function."""
+    x = np.asarray(x)
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))[()]
+
 
 class NumpyInstance(Instance):
     def level(self, value: Any) -> int:
@@ -47,25 +64,34 @@ class NumpyInstance(Instance):
         return np.power(x, y)
 
     def sin(self, x: Any) -> Any:
-        return libm.sin(x)
+        return _sin(x)
 
     def cos(self, x: Any) -> Any:
-        return libm.cos(x)
+        return _cos(x)
 
     def tan(self, x: Any) -> Any:
-        return libm.tan(x)
+        return _tan(x)
 
     def exp(self, x: Any) -> Any:
-        return libm.exp(x)
+        return _exp(x)
 
     def log(self, x: Any) -> Any:
-        return libm.log(x)
+        return _log(x)
 
     def sqrt(self, x: Any) -> Any:
         return np.sqrt(x)
 
     def tanh(self, x: Any) -> Any:
-        return libm.tanh(x)
+        return _tanh(x)
+
+    def log1p(self, x: Any) -> Any:
+        return np.log1p(x)
+
+    def expm1(self, x: Any) -> Any:
+        return np.expm1(x)
+
+    def logistic(self, x: Any) -> Any:
+        return logistic(x)
 
     def min(self, x: Any, y: Any) -> Any:
         return np.minimum(x, y)

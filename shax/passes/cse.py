@@ -2,7 +2,8 @@
 
 A binding that repeats an earlier one (same primitive and static parameters, same
 operands after renaming) is dropped and its uses read the earlier var. Operands of
-commutative operations match in either order (`mul x2 x1` repeats `mul x1 x2`).
+commutative operations (`Primitive.commutative`) match in either order (`mul x2 x1`
+repeats `mul x1 x2`).
 Constants match by value when small (`Primitive.cons_key`). One forward sweep: linear
 time. Idempotent: the output has no repeats, so a second run rebuilds it binding for
 binding.
@@ -16,15 +17,12 @@ from typing import Any
 from shax.builder import Builder
 from shax.ir import Binding, Definition, Var
 from shax.passes.rewrite import keep, rewrite
-from shax.primitives import Add, Eq, Max, Min, Mul, Primitive
-
-# a ∘ b = b ∘ a: min and max included, since their values do not depend on operand order.
-COMMUTATIVE = (Add, Mul, Min, Max, Eq)
+from shax.primitive import Primitive
 
 
 def cse_key(prim: Primitive, operands: Sequence[int]) -> tuple[Any, ...]:
     """What a repeat of `prim` on the operands numbered `operands` shares with the original."""
-    if isinstance(prim, COMMUTATIVE):
+    if prim.commutative:
         x, y = operands
         return (prim.cons_key(), min(x, y), max(x, y))
     return (prim.cons_key(), *operands)

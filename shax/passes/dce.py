@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from shax.ir import Definition
 from shax.passes.rewrite import check_input, keep, walk
-from shax.primitives import Arg
+from shax.primitive import Arg
 
 
 def dce(defn: Definition) -> Definition:

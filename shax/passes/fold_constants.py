@@ -20,7 +20,7 @@ from shax.passes.dce import dce
 from shax.passes.rewrite import keep, rewrite
 from shax.primitives import SMALL_CONSTANT, Arg, Broadcast, Constant
 from shax.printing import show_binding
-from shax.rules import rule_for
+from shax.rules.evaluate import eval_rules
 
 
 def fold_constants(defn: Definition) -> Definition:
@@ -37,7 +37,7 @@ def fold_constants(defn: Definition) -> Definition:
             return keep(builder, binding, args)
         try:
             with np.errstate(all="ignore"):  # inf and nan fold to what evaluation would give
-                value = np.asarray(rule_for("eval", prim)(prim, *(value_of[a.id] for a in args)), t.dtype.numpy)
+                value = np.asarray(eval_rules[prim](prim, [value_of[a.id] for a in args]), t.dtype.numpy)
         except (ShaxError, ArithmeticError, ValueError, TypeError) as error:
             message = f"fold_constants: in `{show_binding(binding)}`: {type(error).__name__}: {error}"
             raise at(ShaxTypeError(message), binding.source) from error

@@ -1,12 +1,13 @@
 """Forward identities: typed Definition -> typed Definition.
 
 A binding whose value is one of its operands, unchanged, is dropped and its uses read
-that operand: a reshape, broadcast, slice, pad or reduce_sum whose result has its
-operand's type (same shape: nothing reshaped, stretched, cut, padded or summed), a
-transpose by the identity permutation, `select p a a`, and arithmetic with its neutral
-constant (`x * 1`, `1 * x`, `x / 1`, `x + 0`, `0 + x`, `x - 0`) where the result has x's
-type (a VJP with its cotangent fixed to one is full of `mul ct r`). `xk = argj`
-bindings stay. One forward sweep: linear time (plus one look at each constant).
+that operand. Each primitive says when (`Primitive.forwarded`): a reshape, broadcast,
+slice, pad or reduce_sum whose result has its operand's type (nothing reshaped,
+stretched, cut, padded or summed), a transpose by the identity permutation, `select p a a`;
+and arithmetic with its neutral constant (`Primitive.neutral`: `x * 1`, `1 * x`, `x / 1`,
+`x + 0`, `0 + x`, `x - 0`) where the result has x's type (a VJP with its cotangent fixed
+to one is full of `mul ct r`). `xk = argj` bindings stay. One forward sweep: linear time
+(plus one look at each constant).
 """
 
 from __future__ import annotations
@@ -16,50 +17,22 @@ import numpy as np
 from shax.builder import Builder
 from shax.ir import Binding, Definition, Var
 from shax.passes.rewrite import keep, rewrite
-from shax.primitives import (
-    Add,
-    Broadcast,
-    Constant,
-    Div,
-    Mul,
-    Pad,
-    Primitive,
-    ReduceSum,
-    Reshape,
-    Select,
-    Slice,
-    Sub,
-    Transpose,
-)
-
-# These change a value only by changing its shape: same type in and out means identity.
-SHAPE_PRESERVING_IS_IDENTITY = (Reshape, Broadcast, Slice, Pad, ReduceSum)
-
-
-# primitive -> (its neutral element, the operand positions it is neutral in)
-NEUTRAL = {Mul: (1, (0, 1)), Add: (0, (0, 1)), Div: (1, (1,)), Sub: (0, (1,))}
+from shax.primitive import Primitive
+from shax.primitives import Constant
 
 
 def forwarded(binding: Binding, args: tuple[Var, ...], neutral: dict[int, int] | None = None) -> Var | None:
     """The operand `binding` merely passes on, if any (`neutral`: var id -> the number
     every element of that constant equals, for constants all 0 or all 1)."""
     prim = binding.prim
-    rule = NEUTRAL.get(type(prim))
-    if rule is not None and neutral:
-        element, positions = rule
+    if prim.neutral is not None and neutral:
+        element, positions = prim.neutral
         for k in positions:
             other = args[1 - k]
             if neutral.get(args[k].id) == element and other.type == binding.var.type:
                 return other
-    if isinstance(prim, SHAPE_PRESERVING_IS_IDENTITY) and args[0].type == binding.var.type:
-        return args[0]
-    # Output axis i is input axis perm[i] = i.
-    if isinstance(prim, Transpose) and prim.perm == tuple(range(len(prim.perm))):
-        return args[0]
-    # select p a a = a whatever p holds.
-    if isinstance(prim, Select) and args[1] == args[2]:
-        return args[1]
-    return None
+    position = prim.forwarded(args, binding.var.type)
+    return None if position is None else args[position]
 
 
 def neutral_element(prim: Primitive) -> int | None:

@@ -1,9 +1,9 @@
 """Materialize broadcasts: typed Definition -> typed Definition.
 
-Binary elementwise operations (add sub mul div pow min max eq) broadcast their
-operands like numpy. This pass makes that explicit: an operand whose shape differs
+Elementwise operations of several operands (`Primitive.broadcasting`: add sub mul div
+pow min max eq) broadcast their operands like numpy. This pass makes that explicit: an operand whose shape differs
 from the result's becomes `broadcast dims shape x` first (XLA broadcast_in_dim), so
-afterwards both operands of every binary operation have the result's shape. One
+afterwards all operands of every such operation have the result's shape. One
 forward sweep: linear time.
 """
 
@@ -12,12 +12,12 @@ from __future__ import annotations
 from shax.builder import Builder
 from shax.ir import Binding, Definition, Var
 from shax.passes.rewrite import emit_typed, keep, rewrite
-from shax.primitives import Binary, Broadcast
+from shax.primitives import Broadcast
 
 
 def materialize_broadcasts(defn: Definition) -> Definition:
     def materialize(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
-        if not isinstance(binding.prim, Binary):
+        if not binding.prim.broadcasting:
             return keep(builder, binding, args)
         shape = binding.var.type.shape
         explicit = []

@@ -42,7 +42,7 @@ from shax.passes.forward_identities import forward_identities, forwarded, neutra
 from shax.passes.lower_reductions import lower_reductions_to_sums_of_slices
 from shax.passes.materialize_broadcasts import materialize_broadcasts
 from shax.passes.rewrite import check_input
-from shax.primitives import Arg
+from shax.primitive import Arg
 from shax.well_typed import mark_well_typed
 
 Pass = Callable[[Definition], Definition]

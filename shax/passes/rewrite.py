@@ -16,10 +16,11 @@ from shax.builder import Builder
 from shax.errors import ShaxError, ShaxTypeError, at
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, Var
-from shax.primitives import Primitive, Reshape
+from shax.primitive import Primitive
+from shax.primitives import Reshape
 from shax.printing import show_binding
-from shax.result_types import result_type
-from shax.stages import check_types
+from shax.rules.types import result_type
+from shax.validation import check_types
 from shax.well_typed import is_well_typed, mark_well_typed
 
 # builder, binding, its operands' output vars -> the output var holding its value

@@ -1,48 +1,13 @@
-"""Every primitive of the IR, by family. Importing this registers all their rules."""
+"""Every built-in primitive of the IR, by family. Importing this declares them all and
+registers their rules. `shax.primitive` says what a primitive is; `shax.extend` how to
+declare one of your own."""
 
-from shax.primitives.base import SMALL_CONSTANT, Arg, Constant, Linearity, Primitive
-from shax.primitives.dot import DotGeneral
-from shax.primitives.pointwise import (
-    Abs,
-    Add,
-    Binary,
-    Cos,
-    Div,
-    Eq,
-    Exp,
-    Log,
-    Max,
-    Min,
-    Mul,
-    Neg,
-    Pow,
-    Select,
-    Signum,
-    Sin,
-    Sqrt,
-    Sub,
-    Tan,
-    Tanh,
-    Unary,
-)
-from shax.primitives.shape import Broadcast, Pad, ReduceSum, Reshape, Slice, Transpose
+from shax.primitive import Arg, Linearity, Primitive, all_primitives
+from shax.primitives.constant import *  # noqa: F403 - each family module lists its primitives in __all__
+from shax.primitives.dot import *  # noqa: F403
+from shax.primitives.elementwise import Pointwise, elementwise
+from shax.primitives.pointwise import *  # noqa: F403
+from shax.primitives.shape import *  # noqa: F403
 
-
-def all_primitives() -> list[type[Primitive]]:
-    """Every concrete primitive class (leaves of the Primitive hierarchy)."""
-    found, stack = [], [Primitive]
-    while stack:
-        cls = stack.pop()
-        subclasses = cls.__subclasses__()
-        if not subclasses and cls is not Primitive:
-            found.append(cls)
-        stack.extend(subclasses)
-    return sorted(found, key=lambda c: c.__name__)
-
-
-__all__ = [
-    "SMALL_CONSTANT", "Abs", "Add", "Arg", "Binary", "Broadcast", "Constant", "Cos", "Div",
-    "DotGeneral", "Eq", "Exp", "Linearity", "Log", "Max", "Min", "Mul", "Neg", "Pad", "Pow",
-    "Primitive", "ReduceSum", "Reshape", "Select", "Signum", "Sin", "Slice", "Sqrt", "Sub",
-    "Tan", "Tanh", "Transpose", "Unary", "all_primitives",
-]  # fmt: skip
+__all__ = ["Arg", "Linearity", "Pointwise", "Primitive", "all_primitives", "elementwise"]
+__all__ += constant.__all__ + dot.__all__ + pointwise.__all__ + shape.__all__  # noqa: F405

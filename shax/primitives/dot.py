@@ -12,23 +12,28 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 import typeclasses as tc
-from shax.batching import shifted
-from shax.errors import ShaxValueError
-from shax.linear import linear_operands
-from shax.primitives.base import Linearity, Primitive, derive_linearize_rules, ints
-from shax.pysource import Operand, Site, reshaped, shape_source
-from shax.rules import batch_rule, codegen_rule, eval_rule, transpose_rule, type_rule
+from shax.errors import ShaxTypeError, ShaxValueError
+from shax.primitive import Linearity, Primitive, ints
+from shax.rules.batch import batch_rule, shifted
+from shax.rules.codegen import Operand, Site, codegen_rule, reshaped, shape_source
+from shax.rules.transpose import Linear, transpose_rule
+from shax.rules.types import type_rule
 from shax.types import TensorType, bool_
 
 if TYPE_CHECKING:
     from shax.tracer import Tracer
 
 
+__all__ = ["DotGeneral", "free_axes"]
+
+
 @attrs.frozen
 class DotGeneral(Primitive):
+    """Bilinear: d dot(x, y) = dot(x, dy) + dot(dx, y), derived from its linearity."""
+
     name: ClassVar[str] = "dot_general"
-    linearity: ClassVar[Linearity] = Linearity.BILINEAR
-    arity: ClassVar[int] = 2
+    function = tc.dot_general
+    linearity: ClassVar[tuple[Linearity, ...]] = (Linearity.BILINEAR, Linearity.BILINEAR)
     lhs_contracting: tuple[int, ...] = attrs.field(converter=ints)
     rhs_contracting: tuple[int, ...] = attrs.field(converter=ints)
     lhs_batch: tuple[int, ...] = attrs.field(converter=ints)
@@ -37,6 +42,20 @@ class DotGeneral(Primitive):
     @property
     def dims(self) -> tuple[tuple[int, ...], ...]:
         return (self.lhs_contracting, self.rhs_contracting, self.lhs_batch, self.rhs_batch)
+
+    def static_args(self) -> tuple[Any, ...]:
+        return (self.dims,)
+
+    @classmethod
+    def from_static_args(cls, *args: Any) -> DotGeneral:
+        """From dot_general's `dims = (lhs_contracting, rhs_contracting, lhs_batch, rhs_batch)`."""
+        try:
+            ((lc, rc, lb, rb),) = args
+        except (TypeError, ValueError):
+            shown = args[0] if len(args) == 1 else args
+            message = f"dims must be (lhs_contracting, rhs_contracting, lhs_batch, rhs_batch), got {shown!r}"
+            raise ShaxTypeError(f"dot_general: {message}") from None
+        return cls(lc, rc, lb, rb)
 
     @property
     def is_matrix_product(self) -> bool:
@@ -48,7 +67,8 @@ def free_axes(rank: int, contracting: tuple[int, ...], batch: tuple[int, ...]) -
 
 
 @type_rule(DotGeneral)
-def _dot_general_type(prim: DotGeneral, x: TensorType, y: TensorType) -> TensorType:
+def _dot_general_type(prim: DotGeneral, operands: Sequence[TensorType]) -> TensorType:
+    x, y = operands
     lc, rc, lb, rb = prim.dims
     for side, t, axes in (("lhs", x, lc + lb), ("rhs", y, rc + rb)):
         if len(set(axes)) != len(axes) or any(not 0 <= a < t.rank for a in axes):
@@ -70,15 +90,11 @@ def _dot_general_type(prim: DotGeneral, x: TensorType, y: TensorType) -> TensorT
     return x.with_shape(shape)
 
 
-@eval_rule(DotGeneral)
-def _dot_general_eval(prim: DotGeneral, x: Any, y: Any) -> Any:
-    return tc.dot_general(x, y, prim.dims)
-
-
 # dot_general: as the numpy instance computes it, one matmul of x arranged as (batch, free,
 # contracting) and y as (batch, contracting, free), leaving out what changes nothing
 @codegen_rule(DotGeneral)
-def _dot_general_codegen(prim: DotGeneral, site: Site, x: Operand, y: Operand) -> str:
+def _dot_general_codegen(prim: DotGeneral, site: Site, operands: Sequence[Operand]) -> str:
+    x, y = operands
     lc, rc, lb, rb = prim.dims
     lf, rf = free_axes(x.rank, lc, lb), free_axes(y.rank, rc, rb)
     batch = [x.type.shape[a] for a in lb]
@@ -100,10 +116,6 @@ def _arranged_source(x: Operand, perm: tuple[int, ...], shape: tuple[int, ...]) 
     return source if shape == tuple(x.type.shape[p] for p in perm) else f"{source}.reshape({shape_source(shape)})"
 
 
-# dot_general is bilinear: d dot(x, y) = dot(x, dy) + dot(dx, y)
-derive_linearize_rules(DotGeneral)
-
-
 def _arranged(x: Tracer, layout: Sequence[int]) -> Tracer:
     """`x`, whose axis j is target axis layout[j], transposed into target order."""
     perm = sorted(range(len(layout)), key=lambda j: layout[j])
@@ -113,8 +125,9 @@ def _arranged(x: Tracer, layout: Sequence[int]) -> Tracer:
 # dot_general: ⟨ct, dot(dx, y)⟩ = ⟨dot(ct, y), dx⟩, contracting ct's rhs-free axes with y's
 # free axes (batch with batch) and arranging the result like x; symmetrically for dy.
 @transpose_rule(DotGeneral)
-def _dot_general_transpose(prim: DotGeneral, ct: Tracer, x: Any, y: Any) -> tuple[Any, Any]:
-    x_linear, _ = linear_operands(prim, (x, y), [(True, False), (False, True)])
+def _dot_general_transpose(prim: DotGeneral, ct: Tracer, operands: Sequence[Any]) -> tuple[Any, Any]:
+    x, y = operands
+    x_linear = isinstance(x, Linear)
     lc, rc, lb, rb = prim.dims
     lf, rf = free_axes(x.type.rank, lc, lb), free_axes(y.type.rank, rc, rb)
     ct_batch = list(range(len(lb)))

@@ -1,66 +1,77 @@
-"""Shape primitives, all linear: reshape, broadcast, transpose, slice, pad, reduce_sum.
-Semantics follow numpy and XLA (DESIGN §8)."""
+"""Shape primitives, all linear in their operand: reshape, broadcast, transpose, slice,
+pad, reduce_sum. Semantics follow numpy and XLA (DESIGN §8). Being linear, each is its
+own derivative, d f(x) = f(dx), derived from its linearity (pad's once its fill value is
+taken out); their transposes are written here."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 import numpy as np
 
 import typeclasses as tc
-from shax.batching import moveaxis, shifted
-from shax.errors import ShaxValueError
-from shax.linear import Linear, Zero, unbroadcast
-from shax.primitives.base import Linearity, Primitive, derive_linearize_rules, int_pairs, ints
-from shax.pysource import Operand, Site, dtype_source, reshaped, shape_source
-from shax.rules import batch_rule, codegen_rule, eval_rule, linearize_rule, transpose_rule, type_rule
+from shax.errors import ShaxTypeError, ShaxValueError
+from shax.primitive import Linearity, Primitive, int_pairs, ints
+from shax.rules.batch import batch_rule, moveaxis, shifted
+from shax.rules.codegen import Operand, Site, codegen_rule, dtype_source, reshaped, shape_source
+from shax.rules.linearize import Tangent, linearize_rule, zero_of, zero_rule
+from shax.rules.transpose import Linear, transpose_rule, unbroadcast
+from shax.rules.types import type_rule
 from shax.types import TensorType
 
 if TYPE_CHECKING:
     from shax.tracer import Tracer
 
-L = Linearity.LINEAR
+__all__ = ["Broadcast", "Pad", "ReduceSum", "Reshape", "Slice", "Transpose", "check_permutation"]
+
+LINEAR: tuple[Linearity, ...] = (Linearity.LINEAR,)
 
 
 @attrs.frozen
-class Reshape(Primitive):
-    name, linearity, arity = "reshape", L, 1
+class ShapePrimitive(Primitive):
+    """Linear in its one operand; given an operand of its result's type, it is the identity."""
+
+    linearity: ClassVar[tuple[Linearity, ...]] = LINEAR
+    same_type_is_identity: ClassVar[bool] = True
+
+
+@attrs.frozen
+class Reshape(ShapePrimitive):
+    name, function = "reshape", tc.reshape
     shape: tuple[int, ...] = attrs.field(converter=ints)
 
 
 @type_rule(Reshape)
-def _reshape_type(prim: Reshape, x: TensorType) -> TensorType:
+def _reshape_type(prim: Reshape, operands: Sequence[TensorType]) -> TensorType:
+    (x,) = operands
     out = x.with_shape(prim.shape)
     if out.size != x.size:
         raise prim.fail(f"cannot reshape {x.size} elements to {list(prim.shape)}", x)
     return out
 
 
-@eval_rule(Reshape)
-def _reshape_eval(prim: Reshape, x: Any) -> Any:
-    return tc.reshape(x, prim.shape)
-
-
 # reshape: a view, C-contiguous if x is
 @codegen_rule(Reshape)
-def _reshape_codegen(prim: Reshape, site: Site, x: Operand) -> str:
+def _reshape_codegen(prim: Reshape, site: Site, operands: Sequence[Operand]) -> str:
+    (x,) = operands
     site.view(x, contiguous=x.contiguous)
     return reshaped(x, prim.shape)
 
 
 @attrs.frozen
-class Broadcast(Primitive):
+class Broadcast(ShapePrimitive):
     """Input axis i becomes output axis dims[i]; a size-1 input axis may stretch."""
 
-    name, linearity, arity = "broadcast", L, 1
+    name, function = "broadcast", tc.broadcast
     dims: tuple[int, ...] = attrs.field(converter=ints)
     shape: tuple[int, ...] = attrs.field(converter=ints)
 
 
 @type_rule(Broadcast)
-def _broadcast_type(prim: Broadcast, x: TensorType) -> TensorType:
+def _broadcast_type(prim: Broadcast, operands: Sequence[TensorType]) -> TensorType:
+    (x,) = operands
     dims, shape = prim.dims, prim.shape
     if len(dims) != x.rank:
         raise prim.fail(f"needs one output axis per input axis, got dims {list(dims)}", x)
@@ -72,15 +83,11 @@ def _broadcast_type(prim: Broadcast, x: TensorType) -> TensorType:
     return x.with_shape(shape)
 
 
-@eval_rule(Broadcast)
-def _broadcast_eval(prim: Broadcast, x: Any) -> Any:
-    return tc.broadcast(x, prim.dims, prim.shape)
-
-
 # broadcast: input axis i placed at output axis dims[i] (size 1 elsewhere), then stretched
 # (a read-only view). Where numpy stretches it anyway (site.implicit), it is only placed.
 @codegen_rule(Broadcast)
-def _broadcast_codegen(prim: Broadcast, site: Site, x: Operand) -> str:
+def _broadcast_codegen(prim: Broadcast, site: Site, operands: Sequence[Operand]) -> str:
+    (x,) = operands
     placed = [1] * len(prim.shape)
     for axis, d in enumerate(prim.dims):
         placed[d] = x.type.shape[axis]
@@ -100,24 +107,26 @@ def check_permutation(prim: Primitive, axes: tuple[int, ...], rank: int, x: Tens
 class Transpose(Primitive):
     """Output axis i is input axis perm[i]."""
 
-    name, linearity, arity = "transpose", L, 1
+    name, function = "transpose", tc.transpose
+    linearity: ClassVar[tuple[Linearity, ...]] = LINEAR
     perm: tuple[int, ...] = attrs.field(converter=ints)
+
+    def forwarded(self, args: Sequence[Any], out: TensorType) -> int | None:
+        # Output axis i is input axis perm[i] = i.
+        return 0 if self.perm == tuple(range(len(self.perm))) else None
 
 
 @type_rule(Transpose)
-def _transpose_type(prim: Transpose, x: TensorType) -> TensorType:
+def _transpose_type(prim: Transpose, operands: Sequence[TensorType]) -> TensorType:
+    (x,) = operands
     check_permutation(prim, prim.perm, x.rank, x)
     return x.with_shape(tuple(x.shape[p] for p in prim.perm))
 
 
-@eval_rule(Transpose)
-def _transpose_eval(prim: Transpose, x: Any) -> Any:
-    return tc.transpose(x, prim.perm)
-
-
 # transpose: a view, laid out as x only if nothing moves
 @codegen_rule(Transpose)
-def _transpose_codegen(prim: Transpose, site: Site, x: Operand) -> str:
+def _transpose_codegen(prim: Transpose, site: Site, operands: Sequence[Operand]) -> str:
+    (x,) = operands
     site.view(x, contiguous=x.contiguous and prim.perm == tuple(range(x.rank)))
     if x.rank == 0:
         return f"np.transpose({x}, ())"
@@ -125,16 +134,17 @@ def _transpose_codegen(prim: Transpose, site: Site, x: Operand) -> str:
 
 
 @attrs.frozen
-class Slice(Primitive):
+class Slice(ShapePrimitive):
     """Elements start[i] <= j < end[i] along each axis i (no strides)."""
 
-    name, linearity, arity = "slice", L, 1
+    name, function = "slice", tc.slice
     start: tuple[int, ...] = attrs.field(converter=ints)
     end: tuple[int, ...] = attrs.field(converter=ints)
 
 
 @type_rule(Slice)
-def _slice_type(prim: Slice, x: TensorType) -> TensorType:
+def _slice_type(prim: Slice, operands: Sequence[TensorType]) -> TensorType:
+    (x,) = operands
     if not len(prim.start) == len(prim.end) == x.rank:
         raise prim.fail(f"start {list(prim.start)} and end {list(prim.end)} need one entry per axis", x)
     for axis, (s, e, n) in enumerate(zip(prim.start, prim.end, x.shape)):
@@ -143,14 +153,10 @@ def _slice_type(prim: Slice, x: TensorType) -> TensorType:
     return x.with_shape(tuple(e - s for s, e in zip(prim.start, prim.end)))
 
 
-@eval_rule(Slice)
-def _slice_eval(prim: Slice, x: Any) -> Any:
-    return tc.slice(x, prim.start, prim.end)
-
-
 # slice: a view (indexing a number with () gives a number, as in evaluate)
 @codegen_rule(Slice)
-def _slice_codegen(prim: Slice, site: Site, x: Operand) -> str:
+def _slice_codegen(prim: Slice, site: Site, operands: Sequence[Operand]) -> str:
+    (x,) = operands
     site.view(x)
     if x.rank == 0:
         return f"np.asarray({x})[()]"
@@ -158,18 +164,19 @@ def _slice_codegen(prim: Slice, site: Site, x: Operand) -> str:
 
 
 @attrs.frozen
-class Pad(Primitive):
+class Pad(ShapePrimitive):
     """lohi[i] = (elements before, elements after) along axis i, filled with `value`.
 
     Linear in its operand when value is 0 (the only padding linearize/transpose emit)."""
 
-    name, linearity, arity = "pad", L, 1
+    name, function = "pad", tc.pad
     lohi: tuple[tuple[int, int], ...] = attrs.field(converter=int_pairs)
     value: float = attrs.field(converter=float)
 
 
 @type_rule(Pad)
-def _pad_type(prim: Pad, x: TensorType) -> TensorType:
+def _pad_type(prim: Pad, operands: Sequence[TensorType]) -> TensorType:
+    (x,) = operands
     if len(prim.lohi) != x.rank:
         raise prim.fail(f"needs one (lo, hi) pair per axis, got {list(prim.lohi)}", x)
     if any(lo < 0 or hi < 0 for lo, hi in prim.lohi):
@@ -177,14 +184,10 @@ def _pad_type(prim: Pad, x: TensorType) -> TensorType:
     return x.with_shape(tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, prim.lohi)))
 
 
-@eval_rule(Pad)
-def _pad_eval(prim: Pad, x: Any) -> Any:
-    return tc.pad(x, prim.lohi, prim.value)
-
-
 # pad: the value, in x's dtype, everywhere, then x in its region: np.pad's values and layout
 @codegen_rule(Pad)
-def _pad_codegen(prim: Pad, site: Site, x: Operand) -> str:
+def _pad_codegen(prim: Pad, site: Site, operands: Sequence[Operand]) -> str:
+    (x,) = operands
     site.fresh(contiguous=x.contiguous or x.rank <= 1)
     fill = site.constant(np.asarray(prim.value, x.type.dtype.numpy))
     region = [f"slice({lo}, {lo + n})" for (lo, _), n in zip(prim.lohi, x.type.shape)]
@@ -193,15 +196,16 @@ def _pad_codegen(prim: Pad, site: Site, x: Operand) -> str:
 
 
 @attrs.frozen
-class ReduceSum(Primitive):
+class ReduceSum(ShapePrimitive):
     """Sum over `axes`, which disappear from the shape."""
 
-    name, linearity, arity = "reduce_sum", L, 1
+    name, function = "reduce_sum", tc.reduce_sum
     axes: tuple[int, ...] = attrs.field(converter=ints)
 
 
 @type_rule(ReduceSum)
-def _reduce_sum_type(prim: ReduceSum, x: TensorType) -> TensorType:
+def _reduce_sum_type(prim: ReduceSum, operands: Sequence[TensorType]) -> TensorType:
+    (x,) = operands
     axes = prim.axes
     if len(set(axes)) != len(axes) or any(not 0 <= a < x.rank for a in axes):
         raise prim.fail(f"axes {list(axes)} must be distinct axes of a rank-{x.rank} tensor", x, error=ShaxValueError)
@@ -210,27 +214,27 @@ def _reduce_sum_type(prim: ReduceSum, x: TensorType) -> TensorType:
     return x.with_shape(tuple(n for a, n in enumerate(x.shape) if a not in axes))
 
 
-@eval_rule(ReduceSum)
-def _reduce_sum_eval(prim: ReduceSum, x: Any) -> Any:
-    return tc.reduce_sum(x, prim.axes)
-
-
 # reduce_sum: the reduction np.sum makes, in x's dtype (np.add.reduce would widen i32)
 @codegen_rule(ReduceSum)
-def _reduce_sum_codegen(prim: ReduceSum, site: Site, x: Operand) -> str:
+def _reduce_sum_codegen(prim: ReduceSum, site: Site, operands: Sequence[Operand]) -> str:
+    (x,) = operands
     site.fresh(contiguous=x.contiguous or site.result.rank <= 1)
     return f"np.add.reduce({x}, axis={shape_source(prim.axes)}, dtype={dtype_source(x.type.dtype)})"
 
 
-# Linearize rules. These are linear, d f(x) = f(dx); pad only once its value is taken out.
-derive_linearize_rules(Reshape, Broadcast, Transpose, Slice, ReduceSum)
-
-
 # pad: d pad(x, v) = pad(dx, 0), the padding value being constant
 @linearize_rule(Pad)
-def _pad_jvp(prim: Pad, primals: Sequence[Tracer], tangents: Sequence[Tracer | Zero], out: Tracer) -> Any:
+def _pad_jvp(prim: Pad, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer) -> Tangent:
     (dx,) = tangents
     return tc.pad(dx, prim.lohi, 0.0)
+
+
+# pad 0 v = 0 only for v = 0: with another fill value it is affine, not linear
+@zero_rule(Pad)
+def _pad_zero(prim: Pad, operands: Sequence[Any]) -> Any:
+    if prim.value != 0:
+        raise ShaxTypeError(f"pad: padding a zero tangent ({operands[0].type}) with {prim.value} is not linear")
+    return zero_of(prim, operands)
 
 
 # Transpose rules: the result's cotangent and the (linear) operand -> its cotangent.
@@ -238,19 +242,22 @@ def _pad_jvp(prim: Pad, primals: Sequence[Tracer], tangents: Sequence[Tracer | Z
 
 # reshape: (reshape dx)ᵀ ct = ct reshaped back
 @transpose_rule(Reshape)
-def _reshape_transpose(prim: Reshape, ct: Tracer, x: Linear) -> tuple[Tracer]:
+def _reshape_transpose(prim: Reshape, ct: Tracer, operands: Sequence[Linear]) -> tuple[Tracer]:
+    (x,) = operands
     return (tc.reshape(ct, x.type.shape),)
 
 
 # broadcast: ct summed over the new axes and over the stretched size-1 axes
 @transpose_rule(Broadcast)
-def _broadcast_transpose(prim: Broadcast, ct: Tracer, x: Linear) -> tuple[Tracer]:
+def _broadcast_transpose(prim: Broadcast, ct: Tracer, operands: Sequence[Linear]) -> tuple[Tracer]:
+    (x,) = operands
     return (unbroadcast(ct, x.type, prim.dims),)
 
 
 # transpose: (transpose p dx)ᵀ ct = transpose p⁻¹ ct
 @transpose_rule(Transpose)
-def _transpose_transpose(prim: Transpose, ct: Tracer, x: Linear) -> tuple[Tracer]:
+def _transpose_transpose(prim: Transpose, ct: Tracer, operands: Sequence[Linear]) -> tuple[Tracer]:
+    (x,) = operands
     inverse = [0] * len(prim.perm)
     for axis, p in enumerate(prim.perm):
         inverse[p] = axis
@@ -259,14 +266,16 @@ def _transpose_transpose(prim: Transpose, ct: Tracer, x: Linear) -> tuple[Tracer
 
 # slice: ct padded with zeros back to the operand's shape
 @transpose_rule(Slice)
-def _slice_transpose(prim: Slice, ct: Tracer, x: Linear) -> tuple[Tracer]:
+def _slice_transpose(prim: Slice, ct: Tracer, operands: Sequence[Linear]) -> tuple[Tracer]:
+    (x,) = operands
     lohi = [(s, n - e) for s, e, n in zip(prim.start, prim.end, x.type.shape)]
     return (tc.pad(ct, lohi, 0.0),)
 
 
 # pad: (pad dx 0)ᵀ ct = ct sliced back to the operand's region
 @transpose_rule(Pad)
-def _pad_transpose(prim: Pad, ct: Tracer, x: Linear) -> tuple[Tracer]:
+def _pad_transpose(prim: Pad, ct: Tracer, operands: Sequence[Linear]) -> tuple[Tracer]:
+    (x,) = operands
     if prim.value != 0:
         raise prim.fail(f"with padding value {prim.value} is affine, not linear, in its operand", x.type)
     start = [lo for lo, _ in prim.lohi]
@@ -275,13 +284,14 @@ def _pad_transpose(prim: Pad, ct: Tracer, x: Linear) -> tuple[Tracer]:
 
 # reduce_sum: ct broadcast back along the summed axes
 @transpose_rule(ReduceSum)
-def _reduce_sum_transpose(prim: ReduceSum, ct: Tracer, x: Linear) -> tuple[Tracer]:
+def _reduce_sum_transpose(prim: ReduceSum, ct: Tracer, operands: Sequence[Linear]) -> tuple[Tracer]:
+    (x,) = operands
     kept = [a for a in range(x.type.rank) if a not in prim.axes]
     return (tc.broadcast(ct, kept, x.type.shape),)
 
 
 # Batching rules: the operand, batched at axis d, and [d] -> the result for the whole batch
-# and its batch axis (`shax.batching`). Per-example axis a is batched axis shifted(a, d).
+# and its batch axis (`shax.rules.batch`). Per-example axis a is batched axis shifted(a, d).
 
 
 # reshape: in row-major order a leading or trailing batch axis stays one:

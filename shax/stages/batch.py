@@ -9,8 +9,8 @@
 The definition is re-run once on the tracers of a trace whose arguments have the
 batched types. Every value carries its batch axis: an int, or None when it depends on
 no batched argument. A binding whose operands are all unbatched is emitted unchanged;
-otherwise its batching rule (`shax.rules.batch_rules`, written with the typeclass
-functions; `shax.batching` says more) computes it for the whole batch at once and
+otherwise its batching rule (`shax.rules.batch`, written with the typeclass
+functions) computes it for the whole batch at once and
 says where the result's batch axis is. No operation is repeated per example, and the
 batched definition has about as many bindings as `f` (a rule may move an axis). An
 output that depends on no batched argument is broadcast along the batch; out_axes
@@ -25,16 +25,16 @@ from collections.abc import Sequence
 import numpy as np
 
 import typeclasses as tc
-from shax.batching import moveaxis
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError
+from shax.errors import ShaxTypeError, ShaxValueError
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition
-from shax.location import attributed_to
-from shax.primitives import Arg
-from shax.rules import rule_for
-from shax.stages.linearize import check_well_formed, definition_of, fail
+from shax.primitive import Arg
+from shax.rules.batch import batch_rules, moveaxis
+from shax.stages.linearize import definition_of
 from shax.tracer import Trace, Tracer, emit, new_trace
 from shax.types import TensorType
+from shax.validation import check_well_formed
+from shax.walker import for_each_binding
 
 Axes = int | None | Sequence[int | None]
 
@@ -54,22 +54,16 @@ def batch(defn: Definition, in_axes: Axes, axis_size: int, out_axes: Axes = 0) -
     with new_trace(arg_types) as trace:
         values: dict[int, Tracer] = {}  # var id -> its value for the whole batch
         dims: dict[int, int | None] = {}  # var id -> the batch axis of that value (None: unbatched)
-        for binding in defn.bindings:
-            try:
-                with attributed_to(binding.source):
-                    if isinstance(binding.prim, Arg):
-                        value, dim = _argument(trace, binding, in_dims[binding.prim.index], size)
-                    else:
-                        value, dim = _batch_binding(
-                            trace,
-                            binding,
-                            [values[a.id] for a in binding.args],
-                            [dims[a.id] for a in binding.args],
-                            size,
-                        )
-                    values[binding.var.id], dims[binding.var.id] = value, dim
-            except ShaxError as error:
-                raise fail("batch", binding, str(error), type(error)) from None
+
+        def step(binding: Binding) -> None:
+            if isinstance(binding.prim, Arg):
+                value, dim = _argument(trace, binding, in_dims[binding.prim.index], size)
+            else:
+                operands, operand_dims = [values[a.id] for a in binding.args], [dims[a.id] for a in binding.args]
+                value, dim = _batch_binding(trace, binding, operands, operand_dims, size)
+            values[binding.var.id], dims[binding.var.id] = value, dim
+
+        for_each_binding("batch", defn.bindings, step)
         outputs = [
             _output(defn, j, t, values[v.id], dims[v.id], out_dims[j], size)
             for j, (v, t) in enumerate(zip(defn.outputs, output_types))
@@ -129,7 +123,7 @@ def _batch_binding(
         if value.type != binding.var.type:
             raise ShaxTypeError(f"annotated {binding.var.type}, but the operation gives {value.type}")
         return value, None
-    value, dim = rule_for("batch", prim)(prim, operands, dims)
+    value, dim = batch_rules[prim](prim, operands, dims)
     t = binding.var.type
     if dim is None:
         expected = t

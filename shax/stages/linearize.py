@@ -10,8 +10,8 @@ transform's captured outer values are.
 
 The primal definition is re-run on the tracers of a primal trace while a linear trace,
 opened inside it, records the tangent program: each binding's linearize rule (from
-`shax.rules.linearize_rules`) computes its tangent from its operands' tangents. Primal
-values reach the linear program only through `shax.linear.residual`, which makes them
+`shax.rules.linearize`) computes its tangent from its operands' tangents. Primal
+values reach the linear program only through `shax.rules.linearize.residual`, which makes them
 arguments of the linear program; the primal program returns them, in the order the
 linear program first used them. Residuals the linear program ends up not using are
 dropped. Tangents that depend on no input are symbolic zeros, materialized only where
@@ -25,21 +25,21 @@ from typing import Any
 
 import numpy as np
 
-import shax.zeros  # noqa: F401 - registers the typeclass instance of symbolic zeros
+import shax.rules.zeros  # noqa: F401 - registers the typeclass instance of symbolic zeros
 from shax.builder import Builder
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.errors import ShaxTypeError, ShaxValueError
 from shax.evaluate import evaluate
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
-from shax.linear import Zero, crossing
-from shax.location import attributed_to
-from shax.primitives import Arg, Broadcast, Constant
-from shax.printing import show_binding
-from shax.rules import rule_for
+from shax.primitive import Arg
+from shax.primitives import Broadcast, Constant
+from shax.rules.linearize import Tangent, Zero, linearize_rules, linearizing
 from shax.sharing import recover_sharing
 from shax.tracer import Trace, Tracer, emit, lift, new_trace
 from shax.types import TensorType
-from shax.well_typed import is_well_typed, mark_well_typed
+from shax.validation import check_well_formed
+from shax.walker import for_each_binding
+from shax.well_typed import mark_well_typed
 
 
 @collector_paused()
@@ -51,29 +51,26 @@ def linearize(defn: Definition, wrt: Sequence[int] | None = None) -> LinearizedD
     with new_trace(defn.arg_types) as primal, new_trace(tangent_types) as linear:
         cross = _Crossing(primal, linear)
         # argument index -> its tangent: a linear argument, or a zero for a constant
-        arg_tangents: list[Tracer | Zero] = [Zero(t) for t in defn.arg_types]
+        arg_tangents: list[Tangent] = [Zero(t) for t in defn.arg_types]
         for position, k in enumerate(wrt):
             arg_tangents[k] = linear.args[position]
         values: dict[int, Tracer] = {}  # var id -> its value, in the primal trace
-        tangents: dict[int, Tracer | Zero] = {}  # var id -> its tangent, in the linear trace (or a zero)
-        with crossing(cross):
-            for binding in defn.bindings:
-                try:
-                    with attributed_to(binding.source):
-                        if isinstance(binding.prim, Arg):
-                            value, tangent = primal.args[binding.prim.index], arg_tangents[binding.prim.index]
-                        else:
-                            value, tangent = _linearize_binding(
-                                cross,
-                                binding,
-                                [values[a.id] for a in binding.args],
-                                [tangents[a.id] for a in binding.args],
-                            )
-                        values[binding.var.id], tangents[binding.var.id] = value, tangent
-                except ShaxError as error:
-                    raise fail("linearize", binding, str(error), type(error)) from None
+        tangents: dict[int, Tangent] = {}  # var id -> its tangent, in the linear trace (or a zero)
+
+        def step(binding: Binding) -> None:
+            if isinstance(binding.prim, Arg):
+                value, tangent = primal.args[binding.prim.index], arg_tangents[binding.prim.index]
+            else:
+                operands = [values[a.id] for a in binding.args]
+                value, tangent = _linearize_binding(cross, binding, operands, [tangents[a.id] for a in binding.args])
+            values[binding.var.id], tangents[binding.var.id] = value, tangent
+
+        with linearizing(cross):
+            for_each_binding("linearize", defn.bindings, step)
         outputs = [values[v.id] for v in defn.outputs]
-        output_tangents = [materialize(linear, tangents[v.id]) for v in defn.outputs]
+        output_tangents = [
+            cross.zeros(t.type) if isinstance(t, Zero) else t for t in (tangents[v.id] for v in defn.outputs)
+        ]
     num_tangents = len(wrt)
     builder = Builder()
     linear_outputs = recover_sharing(builder, output_tangents, typed=True)
@@ -111,8 +108,8 @@ def _check_wrt(defn: Definition, wrt: Sequence[int]) -> None:
 
 
 def _linearize_binding(
-    cross: _Crossing, binding: Binding, operands: list[Tracer], operand_tangents: list[Tracer | Zero]
-) -> tuple[Tracer, Tracer | Zero]:
+    cross: _Crossing, binding: Binding, operands: list[Tracer], operand_tangents: list[Tangent]
+) -> tuple[Tracer, Tangent]:
     """The value of `binding` (not an argument) in the primal trace, and its tangent."""
     primal, linear = cross.primal, cross.linear
     prim = binding.prim
@@ -121,7 +118,7 @@ def _linearize_binding(
         raise ShaxTypeError(f"annotated {binding.var.type}, but the operation gives {value.type}")
     if operand_tangents and all(isinstance(t, Zero) for t in operand_tangents):
         return value, Zero(value.type)
-    tangent = rule_for("linearize", prim)(prim, operands, operand_tangents, value)
+    tangent = linearize_rules[prim](prim, operands, operand_tangents, value)
     if len(linear.captured) != cross.crossed:
         raise ShaxTypeError(
             f"the linearize rule of {prim.name} used a primal value in the linear program without residual()"
@@ -133,15 +130,16 @@ def _linearize_binding(
 
 
 class _Crossing:
-    """`residual` while linearizing: a primal value becomes an argument of the linear
-    program (once, however often it is used); a constant is copied into it instead."""
+    """The linearization under way (`shax.rules.linearize.Linearization`): a primal value
+    becomes an argument of the linear program (once, however often it is used), a
+    constant is copied into it instead; a zero tangent becomes zeros in it."""
 
     def __init__(self, primal: Trace, linear: Trace) -> None:
         self.primal = primal
         self.linear = linear
         self.crossed = 0  # how many primal values have crossed (the linear trace captures nothing else)
 
-    def __call__(self, x: Any) -> Any:
+    def residual(self, x: Any) -> Any:
         if isinstance(x, Tracer) and x.trace is self.primal:
             if isinstance(x.prim, Constant):
                 return x.prim.value
@@ -154,13 +152,14 @@ class _Crossing:
             )
         return x
 
+    def zeros(self, t: TensorType) -> Tracer:
+        return zeros_in(self.linear, t)
 
-def materialize(trace: Trace, tangent: Tracer | Zero) -> Tracer:
-    """`tangent` as a tracer of `trace`: a zero becomes a constant 0 broadcast to its shape."""
-    if not isinstance(tangent, Zero):
-        return tangent
-    zero = lift(trace, np.zeros((), tangent.type.dtype.numpy), None, "zero")
-    return zero if tangent.type.shape == () else emit(trace, Broadcast((), tangent.type.shape), (zero,))
+
+def zeros_in(trace: Trace, t: TensorType) -> Tracer:
+    """Zeros of type `t` in `trace`: a constant 0 broadcast to its shape."""
+    zero = lift(trace, np.zeros((), t.dtype.numpy), None, "zero")
+    return zero if t.shape == () else emit(trace, Broadcast((), t.shape), (zero,))
 
 
 def _drop_unused_residuals(bindings: Sequence[Binding], num_tangents: int) -> tuple[list[Binding], list[int]]:
@@ -177,51 +176,6 @@ def _drop_unused_residuals(bindings: Sequence[Binding], num_tangents: int) -> tu
         for b in bindings
     ]
     return renumbered, used
-
-
-def fail(stage: str, binding: Binding, message: str, error: type[ShaxError] = ShaxTypeError) -> ShaxError:
-    return at(error(f"{stage}: in `{show_binding(binding)}`: {message}"), binding.source)
-
-
-def check_well_formed(stage: str, defn: Definition) -> None:
-    """Nothing if every binding of `defn` is typed, reads a declared argument or vars bound
-    before it, and every returned var is bound; else a ShaxError naming `stage` and the binding.
-    (Types themselves are checked as the stage recomputes each operation.)"""
-    if is_well_typed(defn):  # check_types has seen all this, or a stage built it so
-        return
-    bound: set[int] = set()
-    for binding in defn.bindings:
-        if binding.var.type is None:
-            raise fail(stage, binding, "the definition is untyped; run shax.stages.infer_types first")
-        unbound = [f"x{a.id}" for a in binding.args if a.id not in bound]
-        if unbound:
-            raise fail(stage, binding, f"{', '.join(unbound)} used before being bound", ShaxValueError)
-        if isinstance(binding.prim, Arg) and not 0 <= binding.prim.index < len(defn.arg_types):
-            raise fail(stage, binding, f"{defn.name} has {len(defn.arg_types)} argument(s)", ShaxValueError)
-        bound.add(binding.var.id)
-    unbound = [f"x{v.id}" for v in defn.outputs if v.id not in bound]
-    if unbound:
-        raise ShaxValueError(f"{stage}: {defn.name} returns {', '.join(unbound)}, never bound")
-
-
-def check_linearized(stage: str, lin: LinearizedDefinition) -> None:
-    """Both definitions well formed, and the primal's last `num_residuals` results are the
-    linear definition's last `num_residuals` arguments."""
-    check_well_formed(stage, lin.primal)
-    check_well_formed(stage, lin.linear)
-    primal, linear, count = lin.primal, lin.linear, lin.num_residuals
-    if not 0 <= count <= min(len(primal.outputs), len(linear.arg_types)):
-        message = (
-            f"{primal.name} returns {len(primal.outputs)} value(s) and {linear.name} takes {len(linear.arg_types)}"
-        )
-        raise ShaxValueError(f"{stage}: {count} residual(s) do not fit: {message}")
-    returned = primal.output_types()[len(primal.outputs) - count :]
-    taken = linear.arg_types[len(linear.arg_types) - count :]
-    if returned != taken:
-        shown = ", ".join(map(str, returned)), ", ".join(map(str, taken))
-        raise ShaxTypeError(
-            f"{stage}: {primal.name} returns residuals ({shown[0]}) but {linear.name} takes ({shown[1]})"
-        )
 
 
 def evaluate_linearized(

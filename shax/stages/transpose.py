@@ -10,7 +10,7 @@ The primal definition is kept. Each value of the linear definition is one of
     a value: it depends only on residuals and constants.
 Zeros and values are recomputed forward in the transposed definition. Then, from the last
 binding to the first, each linear binding with a cotangent hands it to its operands by its
-transpose rule (`shax.rules.transpose_rules`); cotangents reaching the same value add up.
+transpose rule (`shax.rules.transpose`); cotangents reaching the same value add up.
 Tangent inputs no cotangent reaches get zeros. A binding that is not linear in the
 operands that depend on the tangents, or a returned value that does, is an error naming it.
 One pass each way: linear time.
@@ -23,16 +23,17 @@ from typing import Any
 
 import numpy as np
 
-from shax.errors import ShaxError, ShaxTypeError
+from shax.errors import ShaxTypeError
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, LinearizedDefinition
-from shax.linear import Linear, Zero
-from shax.location import attributed_to
-from shax.primitives import Arg, Constant, Linearity, Primitive
-from shax.rules import rule_for
-from shax.stages.linearize import check_linearized, definition_of, fail, materialize
+from shax.primitive import Arg, Linearity, Primitive
+from shax.primitives import Constant
+from shax.rules.transpose import Linear, check_linear_operands, transpose_rules
+from shax.stages.linearize import definition_of, zeros_in
 from shax.tracer import Trace, Tracer, emit, new_trace
-from shax.types import TensorType, bool_
+from shax.types import TensorType
+from shax.validation import check_linearized
+from shax.walker import for_each_binding
 
 
 class Kind(enum.Enum):
@@ -50,28 +51,18 @@ def transpose(lin: LinearizedDefinition) -> LinearizedDefinition:
     output_types = linear.output_types()
     with new_trace([*output_types, *residual_types]) as trace:
         state = _State(linear, trace, num_tangents)
-        for binding in linear.bindings:
-            try:
-                with attributed_to(binding.source):
-                    state.forward(binding)
-            except ShaxError as error:
-                raise fail("transpose", binding, str(error), type(error)) from None
+        for_each_binding("transpose", linear.bindings, state.forward)
         for k, v in enumerate(linear.outputs):
             if state.kind[v.id] is Kind.VALUE:
                 message = f"returns x{v.id}, which does not depend on the tangent inputs and is not zero"
                 raise ShaxTypeError(f"transpose: {linear.name} is not linear: it {message}")
             if state.kind[v.id] is Kind.LINEAR:
                 _accumulate(state.cotangents, v.id, trace.args[k])
-        for binding in reversed(linear.bindings):
-            if binding.var.id not in state.cotangents:  # no cotangent reaches it (a residual, a value)
-                continue
-            try:
-                with attributed_to(binding.source):
-                    state.backward(binding)
-            except ShaxError as error:
-                raise fail("transpose", binding, str(error), type(error)) from None
+        # Backwards, the bindings a cotangent reaches (not residuals, values, zeros).
+        reached = (b for b in reversed(linear.bindings) if b.var.id in state.cotangents)
+        for_each_binding("transpose", reached, state.backward)
         results = [
-            state.arg_cotangents[k] if k in state.arg_cotangents else materialize(trace, Zero(t))
+            state.arg_cotangents[k] if k in state.arg_cotangents else zeros_in(trace, t)
             for k, t in enumerate(linear.arg_types[:num_tangents])
         ]
     transposed = definition_of(linear.name + "t", [*output_types, *residual_types], results)
@@ -110,11 +101,12 @@ class _State:
         if Kind.LINEAR in kinds:
             self.kind[var.id] = Kind.LINEAR
             return
-        # A linear operation on zeros is zero (a bool value beside them is a select's predicate).
-        linear_in_zeros = (
-            prim.linearity is Linearity.LINEAR
-            and Kind.ZERO in kinds
-            and all(k is Kind.ZERO or self.types[a.id].dtype == bool_ for a, k in zip(binding.args, kinds))
+        # A linear operation on zeros is zero, whatever its non-differentiable operands are
+        # (a select's predicate).
+        linear = prim.positions(Linearity.LINEAR)
+        linear_in_zeros = bool(linear) and all(
+            kinds[k] is Kind.ZERO if k in linear else prim.linearity[k] is Linearity.NON_DIFFERENTIABLE
+            for k in range(len(kinds))
         )
         self.kind[var.id] = Kind.ZERO if linear_in_zeros else Kind.VALUE
         self.values[var.id] = emit(self.trace, prim, tuple(self.values[a.id] for a in binding.args))
@@ -126,7 +118,9 @@ class _State:
         if isinstance(prim, Arg):
             _accumulate(self.arg_cotangents, prim.index, ct)
             return
-        operand_cts = rule_for("transpose", prim)(prim, ct, *[self._operand(prim, a.id) for a in binding.args])
+        operands = [self._operand(prim, k, a.id) for k, a in enumerate(binding.args)]
+        check_linear_operands(prim, operands)
+        operand_cts = transpose_rules[prim](prim, ct, operands)
         for a, operand_ct in zip(binding.args, operand_cts, strict=True):
             if operand_ct is None or self.kind[a.id] is not Kind.LINEAR:
                 continue
@@ -134,13 +128,12 @@ class _State:
                 raise ShaxTypeError(f"the transpose rule of {prim.name} gave a {operand_ct.type} cotangent for x{a.id}")
             _accumulate(self.cotangents, a.id, operand_ct)
 
-    def _operand(self, prim: Primitive, var_id: int) -> Any:
-        """How a transpose rule sees an operand: a `Linear` marker, or its value. A zero
-        where the operation is linear (`dx + 0`, a select's zero branch) is linear too."""
-        kind, operand_type = self.kind[var_id], self.types[var_id]
-        linear_zero = kind is Kind.ZERO and prim.linearity is Linearity.LINEAR and operand_type.dtype != bool_
-        if kind is Kind.LINEAR or linear_zero:
-            return Linear(operand_type)
+    def _operand(self, prim: Primitive, position: int, var_id: int) -> Any:
+        """How a transpose rule sees operand `position`: a `Linear` marker, or its value. A
+        zero where the operation is linear (`dx + 0`, a select's zero branch) is linear too."""
+        kind = self.kind[var_id]
+        if kind is Kind.LINEAR or kind is Kind.ZERO and prim.linearity[position] is Linearity.LINEAR:
+            return Linear(self.types[var_id])
         return self.values[var_id]
 
 

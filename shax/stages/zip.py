@@ -11,13 +11,12 @@ the default cleanup passes (`shax.passes.cleanup`). One pass over each half: lin
 
 from __future__ import annotations
 
-# The module, not its names: shax.passes itself needs shax.stages (check_types).
-from shax import passes
 from shax.builder import Builder
 from shax.gcpause import collector_paused
 from shax.ir import Definition, LinearizedDefinition, Var
-from shax.primitives import Arg
-from shax.stages.linearize import check_linearized
+from shax.passes import cleanup
+from shax.primitive import Arg
+from shax.validation import check_linearized
 from shax.well_typed import is_well_typed, mark_well_typed
 
 
@@ -50,4 +49,4 @@ def zip_definitions(lin: LinearizedDefinition) -> Definition:
     if is_well_typed(primal) and is_well_typed(linear):
         # Their bindings, renamed; the residuals they share have the same types (checked above).
         mark_well_typed(zipped)
-    return passes.cleanup(zipped)
+    return cleanup(zipped)

@@ -1,11 +1,12 @@
-"""What codegen rules are written with (`shax.codegen` compiles a Definition with them).
+"""What codegen rules are written with (`shax.codegen` compiles a Definition with them),
+and their table.
 
 A codegen rule turns one binding into the source of a Python expression that makes
 the numpy calls the binding's eval rule makes through the numpy instance
 (`typeclasses/numpy_instance.py`), so that compiled code computes what `shax.evaluate`
 computes, bit for bit:
 
-    rule(prim, site, *operands) -> str          e.g. "np.sin(x3)", "x2 + x3"
+    rule(prim, site, operands) -> str          e.g. "np.sin(x3)", "x2 + x3"
 
 An `Operand` is an operand's source (a name: `x3`, `c5`) and its type. The `Site`
 holds the result's type and binds values once as globals (`site.constant`); a rule
@@ -26,17 +27,16 @@ operand and whose broadcast operands codegen may leave to numpy to stretch.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 import attrs
 import numpy as np
 
+from shax.primitive import Primitive
+from shax.rules.table import RuleTable
 from shax.types import DType, TensorType, f32
 from typeclasses import libm
-
-if TYPE_CHECKING:
-    from shax.primitives.base import Primitive
 
 
 @attrs.frozen
@@ -124,31 +124,40 @@ def reshaped(x: Operand, shape: Sequence[int]) -> str:
 
 @attrs.frozen
 class Elementwise:
-    """The codegen rule of an elementwise primitive: `function` (a numpy ufunc, or
-    np.where if not `ufunc`) on the operands, which numpy broadcasts.
+    """The codegen rule of an elementwise primitive: `function` on the operands, which
+    numpy broadcasts. `function` is the source of a numpy ufunc (`"np.sin"`), or of
+    np.where (with `ufunc=False`), or a Python function (bound as a global, called on
+    the operands; `ufunc=False` as it takes no `out=`).
 
     `operator` writes it as Python's operator (`x + y`, `-x`): the same ufunc on arrays,
     exact scalar arithmetic on numpy scalars (ten times cheaper). `float32_scalar` names
     the C function (`sinf`) that replaces the ufunc on a float32 number, as in the numpy
     instance (`typeclasses.libm`)."""
 
-    function: str
+    function: str | Callable[..., Any]
     operator: str | None = None
     ufunc: bool = True
     float32_scalar: str | None = None
 
-    def __call__(self, prim: Primitive, site: Site, *operands: Operand) -> str:
+    def __attrs_post_init__(self) -> None:
+        if self.float32_scalar is not None and self.float32_scalar not in C_FLOAT:
+            c_function = libm.c_float_function(self.float32_scalar)
+            if c_function is not None:
+                C_FLOAT[self.float32_scalar] = NAMESPACE[self.float32_scalar] = c_function
+
+    def __call__(self, prim: Primitive, site: Site, operands: Sequence[Operand]) -> str:
         # numpy lays a result out like its operands: C-contiguous if those of rank >= 2 are.
         site.fresh(contiguous=all(o.contiguous or o.rank <= 1 for o in operands))
         arguments = ", ".join(map(str, operands))
         if self.float32_scalar in C_FLOAT and site.result.rank == 0 and site.result.dtype == f32:
             return f"np.float32({self.float32_scalar}(float({operands[0]})))"
+        function = self.function if isinstance(self.function, str) else site.constant(self.function)
         out = site.out() if self.ufunc else ""
         if self.operator is not None and not out:
             if len(operands) == 1:
                 return f"{self.operator}{operands[0]}"
             return f" {self.operator} ".join(map(str, operands))
-        return f"{self.function}({arguments}{out})"
+        return f"{function}({arguments}{out})"
 
 
 def pad_constant(x: Any, shape: tuple[int, ...], region: tuple[slice, ...], fill: np.ndarray) -> np.ndarray:
@@ -159,11 +168,16 @@ def pad_constant(x: Any, shape: tuple[int, ...], region: tuple[slice, ...], fill
     return out
 
 
-# C's float functions the numpy instance calls on float32 numbers, where the C library has them.
-C_FLOAT = {
-    name: function
-    for name in ("sinf", "cosf", "tanf", "expf", "logf", "tanhf")
-    if (function := libm.c_float_function(name)) is not None
-}
+# C's float functions the numpy instance calls on float32 numbers, by name ("sinf"), where
+# the C library has them: those the `Elementwise` rules name.
+C_FLOAT: dict[str, Callable[[float], float]] = {}
 # The globals every generated function sees, besides its constants.
-NAMESPACE: dict[str, Any] = {"np": np, "ndarray": np.ndarray, "pad_constant": pad_constant, **C_FLOAT}
+NAMESPACE: dict[str, Any] = {"np": np, "ndarray": np.ndarray, "pad_constant": pad_constant}
+
+
+class CodegenRule(Protocol):
+    def __call__(self, prim: Any, site: Site, operands: Sequence[Operand], /) -> str: ...
+
+
+codegen_rules: RuleTable[CodegenRule] = RuleTable("codegen")
+codegen_rule = codegen_rules.register

@@ -6,23 +6,41 @@ when it depends on no batched argument (then it is the same for every example an
 has no batch axis at all). A batching rule gets a binding's operands (tracers, at
 least one batched) and their batch axes; it returns the result for the whole batch,
 computed with the typeclass functions as the other rules are, and the result's batch
-axis. For sin, whose batch axis stays where it is:
+axis. For an elementwise f, whose batch axis stays where it is:
 
-    tc.sin(x), dims[0]
+    prim.apply(x), dims[0]
 
 Per-example axis `a` of a value batched at axis `d` is its axis `shifted(a, d)`.
+A primitive without operands is never batched (the stage keeps it as it is).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, Protocol
 
 import typeclasses as tc
+from shax.primitive import Primitive
+from shax.rules.table import RuleTable
 
 if TYPE_CHECKING:
-    from shax.primitives.base import Primitive
     from shax.tracer import Tracer
+
+
+class BatchRule(Protocol):
+    def __call__(
+        self, prim: Any, operands: Sequence[Tracer], dims: Sequence[int | None], /
+    ) -> tuple[Tracer, int | None]: ...
+
+
+def never_batched(prim: Primitive, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
+    """The rule of a primitive without operands (a constant): none of them can be
+    batched, so the stage emits it unchanged, as every binding with unbatched operands."""
+    raise prim.fail("has no operands, so none of them can be batched", *(x.type for x in operands))
+
+
+batch_rules: RuleTable[BatchRule] = RuleTable("batch", lambda cls: never_batched if cls.arity == 0 else None)
+batch_rule = batch_rules.register
 
 
 def shifted(axis: int, dim: int) -> int:
@@ -60,7 +78,23 @@ def batch_first(x: Tracer, dim: int, rank: int) -> Tracer:
     return tc.reshape(x, (size, *[1] * (rank - len(example)), *example))
 
 
-def never_batched(prim: Primitive, operands: Sequence[Tracer], dims: Sequence[int | None]) -> NoReturn:
-    """The batching rule of a primitive without operands (a constant): none of them can
-    be batched, so the stage emits it unchanged, as every binding with unbatched operands."""
-    raise prim.fail("has no operands, so none of them can be batched", *(x.type for x in operands))
+# f elementwise: f(x) over the batch is f of the batched x; the batch axis stays put.
+def unary_batch(prim: Primitive, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
+    return prim.apply(*operands), dims[0]
+
+
+# x ∘ y broadcasts like numpy, aligning trailing axes. Result rank r per example: if the
+# batched operands have rank r and one batch axis d, and the unbatched ones rank <= r - d
+# (so they stay clear of axis d), it is applied as is; otherwise each batched operand
+# becomes (B, 1, ..., 1, *its shape) of rank r + 1, and the result's batch axis is 0.
+def broadcasting_batch(
+    prim: Primitive, operands: Sequence[Tracer], dims: Sequence[int | None]
+) -> tuple[Tracer, int | None]:
+    ranks = [len(tc.shape(x)) - (d is not None) for x, d in zip(operands, dims)]
+    rank = max(ranks)
+    batch_axes = {d for d in dims if d is not None}
+    if len(batch_axes) == 1:
+        (d,) = batch_axes
+        if all(r == rank if e is not None else r <= rank - d for r, e in zip(ranks, dims)):
+            return prim.apply(*operands), d
+    return prim.apply(*(x if d is None else batch_first(x, d, rank) for x, d in zip(operands, dims))), 0

@@ -1,0 +1,173 @@
+"""What every primitive is, as data: a frozen attrs class with
+
+- `name`, how bindings print it (`sin`, `dot_general`);
+- `function`, the typeclass function it implements (`tc.sin`): the tracer's instance
+  of that function records this primitive, and its default evaluation rule calls it;
+- `linearity`, one entry per operand, from which the linearize and transpose defaults,
+  the symbolic-zero rules and the operand checks of transpose are derived;
+- the traits the passes read (`commutative`, `neutral`, `broadcasting`, `forwarded`);
+- its static parameters, as typed attrs fields (`Reshape.shape`), in the order the
+  typeclass function takes them after its operands.
+
+This module is a leaf: the IR, the rule tables and the stages import it, and it imports
+none of them. `Arg`, the structural primitive every definition reads its arguments
+with, lives here too. Concrete primitives register themselves as they are declared
+(`all_primitives`); `shax.primitives` declares the built-in ones, `shax.extend` helps
+users declare theirs.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import attrs
+import numpy as np
+
+import typeclasses as tc
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError
+
+if TYPE_CHECKING:
+    from shax.ir import Var
+    from shax.types import TensorType
+
+
+class Linearity(enum.Enum):
+    """How a primitive depends on one of its operands, the others held fixed."""
+
+    # Linear, jointly with the primitive's other LINEAR operands: add's two, select's branches.
+    LINEAR = "linear"
+    # Linear in this operand alone, every other operand fixed: each factor of mul, dot_general.
+    BILINEAR = "bilinear"
+    NONLINEAR = "nonlinear"
+    # Locally constant, so its derivative is zero: select's predicate, eq's operands, signum's.
+    NON_DIFFERENTIABLE = "non-differentiable"
+
+
+# (module, qualified name) -> the primitive class declared under it; the last declaration
+# wins, as attrs replaces a class by its slotted copy and a module may be reloaded.
+_declared: dict[tuple[str, str], type[Primitive]] = {}
+
+
+@attrs.frozen
+class Primitive:
+    name: ClassVar[str]
+    linearity: ClassVar[tuple[Linearity, ...]]
+    arity: ClassVar[int]  # the number of operands: len(linearity), set on declaration
+    # The typeclass function this primitive implements (None: reached only by stages).
+    function: ClassVar[Callable[..., Any] | None] = None
+    # Structural primitives (`arg`) are handled by each stage itself, not by rule tables.
+    structural: ClassVar[bool] = False
+    # Pass traits. cse: `f x y` repeats `f y x`.
+    commutative: ClassVar[bool] = False
+    # forward_identities: (e, positions): `f` with the constant e (all elements 0 or 1) at
+    # one of these operand positions passes the other operand on (x * 1, x + 0, x / 1).
+    neutral: ClassVar[tuple[int, tuple[int, ...]] | None] = None
+    # Operands broadcast against each other like numpy's (materialize_broadcasts).
+    broadcasting: ClassVar[bool] = False
+    # A result of its operand's type is its operand (reshape, slice, pad, ... to the same shape).
+    same_type_is_identity: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "linearity" in cls.__dict__:
+            cls.arity = len(cls.linearity)
+        if "name" in cls.__dict__:  # concrete; families (Unary, Binary) leave it to their members
+            _declared[(cls.__module__, cls.__qualname__)] = cls
+
+    # Derived from linearity.
+
+    @classmethod
+    def positions(cls, linearity: Linearity) -> tuple[int, ...]:
+        """The operand positions of that linearity."""
+        return tuple(k for k, operand in enumerate(cls.linearity) if operand is linearity)
+
+    @classmethod
+    def is_differentiable(cls) -> bool:
+        """Whether some operand's tangent can reach the result."""
+        return any(operand is not Linearity.NON_DIFFERENTIABLE for operand in cls.linearity)
+
+    # The typeclass boundary: `function(*operands, *static_args())` runs this primitive.
+
+    def static_args(self) -> tuple[Any, ...]:
+        """The static parameters as the typeclass function takes them, after the operands."""
+        return tuple(getattr(self, field.name) for field in attrs.fields(type(self)))
+
+    @classmethod
+    def from_static_args(cls, *args: Any) -> Primitive:
+        """The primitive for the typeclass function's static arguments (static_args' inverse)."""
+        return cls(*args)
+
+    def apply(self, *operands: Any) -> Any:
+        """This operation on `operands`, through its typeclass function: numpy values give a
+        value, tracers record it (the default evaluation rule)."""
+        function = type(self).function
+        if function is None:
+            raise ShaxError(f"{self.name}: implements no typeclass function, so it cannot be applied")
+        return function(*operands, *self.static_args())
+
+    # Identity and errors.
+
+    def cons_key(self) -> Any:
+        """What identifies this operation for hash-consing and CSE."""
+        return self
+
+    def forwarded(self, args: Sequence[Var], out: TensorType) -> int | None:
+        """The position of the operand this operation passes on unchanged, if any
+        (forward_identities), given its operand vars and result type."""
+        if self.same_type_is_identity and args[0].type == out:
+            return 0
+        return None
+
+    def fail(self, message: str, *operand_types: TensorType, error: type[ShaxError] = ShaxTypeError) -> ShaxError:
+        """An error naming this primitive and its operand types."""
+        operands = ", ".join(map(str, operand_types))
+        return error(f"{self.name}: {message}" + (f" (operands: {operands})" if operand_types else ""))
+
+
+def all_primitives() -> list[type[Primitive]]:
+    """Every primitive declared so far, built-in and user-declared, by class name."""
+    return sorted(_declared.values(), key=lambda c: (c.__name__, c.__module__))
+
+
+def implementing(method: str) -> type[Primitive] | None:
+    """The primitive implementing the typeclass function whose instance method is `method`."""
+    for cls in reversed(_declared.values()):  # the latest first: a redeclared one replaces its old self
+        if cls.function is not None and tc.method_of(cls.function) == method:
+            return cls
+    return None
+
+
+def ints(values: Any) -> tuple[int, ...]:
+    """A static parameter that is a list of ints, as a tuple."""
+    try:
+        items = tuple(values)
+    except TypeError:
+        raise ShaxValueError(f"expected a list of ints, got {values!r}") from None
+    if all(type(v) is int for v in items):  # the common case, checked first: stages build many
+        return items
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in items):
+        raise ShaxValueError(f"expected a list of ints, got {values!r}")
+    return tuple(int(v) for v in items)
+
+
+def int_pairs(values: Sequence[Any]) -> tuple[tuple[int, int], ...]:
+    """A static parameter that is a list of (lo, hi) int pairs, as a tuple of pairs."""
+    try:
+        pairs = tuple(ints(p) for p in values)
+    except (ShaxValueError, TypeError):
+        raise ShaxValueError(f"expected a list of (lo, hi) int pairs, got {values!r}") from None
+    if not all(len(p) == 2 for p in pairs):
+        raise ShaxValueError(f"expected a list of (lo, hi) int pairs, got {values!r}")
+    return tuple((lo, hi) for lo, hi in pairs)
+
+
+@attrs.frozen
+class Arg(Primitive):
+    """`x0 = arg0`: the value of argument `index`. Each stage reads arguments itself."""
+
+    name: ClassVar[str] = "arg"
+    linearity: ClassVar[tuple[Linearity, ...]] = ()
+    structural: ClassVar[bool] = True
+    index: int

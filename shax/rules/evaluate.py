@@ -1,0 +1,33 @@
+"""Evaluation rules: a primitive and its operands' values -> its result's value.
+
+A primitive that implements a typeclass function is evaluated by calling it
+(`prim.apply`): numpy operands compute a value through the numpy instance, tracer
+operands record the operation (so evaluating a definition on tracers inlines it into
+their trace, which is how transforms compose). Only primitives without a typeclass
+function (constants) register a rule of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from shax.primitive import Primitive
+from shax.rules.table import RuleTable
+
+
+class EvalRule(Protocol):
+    def __call__(self, prim: Any, operands: Sequence[Any], /) -> Any: ...
+
+
+def apply_function(prim: Primitive, operands: Sequence[Any]) -> Any:
+    """The default rule: the primitive's typeclass function on the operands."""
+    return prim.apply(*operands)
+
+
+def _derive(cls: type[Primitive]) -> EvalRule | None:
+    return apply_function if cls.function is not None else None
+
+
+eval_rules: RuleTable[EvalRule] = RuleTable("eval", _derive)
+eval_rule = eval_rules.register

@@ -1,0 +1,108 @@
+"""Checks of definitions that stages and passes share (below both: `shax.stages` imports
+`shax.passes`, and both import this).
+
+- `binding_type`: a binding's type from its operands' types, by its primitive's type rule;
+- `check_types`: a typed definition whose every annotation agrees with the type rules
+  (remembered, `shax.well_typed`, so a pipeline checks each definition once);
+- `check_well_formed`: typed, every operand bound before use, every argument declared;
+- `check_linearized`: a LinearizedDefinition whose halves fit together.
+
+Errors name the stage or pass, the binding and the user's line that wrote it.
+"""
+
+from __future__ import annotations
+
+from shax.errors import ShaxTypeError, ShaxValueError
+from shax.gcpause import collector_paused
+from shax.ir import Binding, Definition, LinearizedDefinition
+from shax.primitive import Arg
+from shax.rules.types import result_type
+from shax.types import TensorType
+from shax.walker import fail, for_each_binding
+from shax.well_typed import is_well_typed, mark_well_typed
+
+
+def binding_type(defn: Definition, binding: Binding, operands: tuple[TensorType | None, ...]) -> TensorType:
+    """The type of `binding` given its operands' types (None for an unbound operand).
+
+    Callers pass the operand types, not their whole environment, so that checking the
+    call (typeguard, in the tests) costs per operand, not per var of the definition."""
+    prim = binding.prim
+    if isinstance(prim, Arg):
+        if not 0 <= prim.index < len(defn.arg_types):
+            raise ShaxValueError(f"{defn.name} has {len(defn.arg_types)} arguments")
+        return defn.arg_types[prim.index]
+    unbound = [f"x{a.id}" for a, t in zip(binding.args, operands) if t is None]
+    if unbound:
+        raise ShaxValueError(f"{', '.join(unbound)} used before being bound")
+    if len(binding.args) != prim.arity:
+        raise ShaxTypeError(f"{prim.name} takes {prim.arity} operand(s), got {len(binding.args)}")
+    return result_type(prim, *operands)  # type: ignore[arg-type]  # None was ruled out above
+
+
+@collector_paused()
+def check_types(defn: Definition) -> Definition:
+    """`defn` itself if every annotation agrees with the type rules; else a ShaxTypeError."""
+    env: dict[int, TensorType] = {}  # var id -> its type
+
+    def check(binding: Binding) -> None:
+        if binding.var.id in env:
+            raise ShaxValueError(f"x{binding.var.id} is bound twice")
+        t = binding_type(defn, binding, tuple([env.get(a.id) for a in binding.args]))
+        if binding.var.type != t:
+            raise ShaxTypeError(f"annotated {binding.var.type}, but the rule gives {t}")
+        env[binding.var.id] = t
+
+    for_each_binding("check_types", defn.bindings, check)
+    check_outputs("check_types", defn, env)
+    return mark_well_typed(defn)
+
+
+def check_outputs(stage: str, defn: Definition, env: dict[int, TensorType]) -> None:
+    """Every returned var is bound (in `env`, var id -> type) and has its annotated type."""
+    for v in defn.outputs:
+        if v.id not in env:
+            raise ShaxValueError(f"{stage}: {defn.name} returns x{v.id}, which is never bound")
+        if v.type is not None and v.type != env[v.id]:
+            raise ShaxTypeError(f"{stage}: {defn.name} returns x{v.id} annotated {v.type}, but it has type {env[v.id]}")
+
+
+def check_well_formed(stage: str, defn: Definition) -> None:
+    """Nothing if every binding of `defn` is typed, reads a declared argument or vars bound
+    before it, and every returned var is bound; else a ShaxError naming `stage` and the binding.
+    (Types themselves are checked as the stage recomputes each operation.)"""
+    if is_well_typed(defn):  # check_types has seen all this, or a stage built it so
+        return
+    bound: set[int] = set()
+    for binding in defn.bindings:
+        if binding.var.type is None:
+            raise fail(stage, binding, "the definition is untyped; run shax.stages.infer_types first")
+        unbound = [f"x{a.id}" for a in binding.args if a.id not in bound]
+        if unbound:
+            raise fail(stage, binding, f"{', '.join(unbound)} used before being bound", ShaxValueError)
+        if isinstance(binding.prim, Arg) and not 0 <= binding.prim.index < len(defn.arg_types):
+            raise fail(stage, binding, f"{defn.name} has {len(defn.arg_types)} argument(s)", ShaxValueError)
+        bound.add(binding.var.id)
+    unbound = [f"x{v.id}" for v in defn.outputs if v.id not in bound]
+    if unbound:
+        raise ShaxValueError(f"{stage}: {defn.name} returns {', '.join(unbound)}, never bound")
+
+
+def check_linearized(stage: str, lin: LinearizedDefinition) -> None:
+    """Both definitions well formed, and the primal's last `num_residuals` results are the
+    linear definition's last `num_residuals` arguments."""
+    check_well_formed(stage, lin.primal)
+    check_well_formed(stage, lin.linear)
+    primal, linear, count = lin.primal, lin.linear, lin.num_residuals
+    if not 0 <= count <= min(len(primal.outputs), len(linear.arg_types)):
+        message = (
+            f"{primal.name} returns {len(primal.outputs)} value(s) and {linear.name} takes {len(linear.arg_types)}"
+        )
+        raise ShaxValueError(f"{stage}: {count} residual(s) do not fit: {message}")
+    returned = primal.output_types()[len(primal.outputs) - count :]
+    taken = linear.arg_types[len(linear.arg_types) - count :]
+    if returned != taken:
+        shown = ", ".join(map(str, returned)), ", ".join(map(str, taken))
+        raise ShaxTypeError(
+            f"{stage}: {primal.name} returns residuals ({shown[0]}) but {linear.name} takes ({shown[1]})"
+        )

@@ -1,0 +1,48 @@
+"""The one loop over a definition's bindings that every stage runs.
+
+    for_each_binding("linearize", defn.bindings, step)
+
+runs `step(binding)` on each binding in order. What a step records (tracing operations,
+emitting bindings) is attributed to the binding's source, the user's file and line that
+wrote it; a `ShaxError` it raises comes out naming the stage, the binding and that line:
+
+    linearize: in `x1 :: f32[3] = sin x0`: annotated f32[3], but ... (at user.py:12)
+
+With `foreign_errors`, the errors numpy raises on bad values (ValueError, TypeError,
+IndexError, ArithmeticError) come out the same way, as ShaxTypeErrors: evaluation runs
+the user's values through numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from shax.errors import ShaxError, ShaxTypeError, at
+from shax.ir import Binding
+from shax.location import attributed_to
+from shax.printing import show_binding
+
+_FOREIGN = (ValueError, TypeError, IndexError, ArithmeticError)
+
+
+def fail(stage: str, binding: Binding, message: str, error: type[ShaxError] = ShaxTypeError) -> ShaxError:
+    """An error of `stage` in `binding`, at the user's line that wrote it."""
+    return at(error(f"{stage}: in `{show_binding(binding)}`: {message}"), binding.source)
+
+
+def for_each_binding(
+    stage: str, bindings: Iterable[Binding], step: Callable[[Binding], object], foreign_errors: bool = False
+) -> None:
+    """`step` on each of `bindings` in order (see the module docstring)."""
+    binding = None
+    try:
+        for binding in bindings:
+            with attributed_to(binding.source):
+                step(binding)
+    except ShaxError as error:
+        assert binding is not None
+        raise fail(stage, binding, str(error), type(error)) from None
+    except _FOREIGN as error:
+        if not foreign_errors or binding is None:
+            raise
+        raise fail(stage, binding, f"{type(error).__name__}: {error}") from error
