@@ -101,7 +101,7 @@ def test_compiled_vjps_equal_evaluate(dtype: DType, data: st.DataObject) -> None
 def test_split_into_parts_the_results_are_the_same(program: Program, chunk: int) -> None:
     typed = infer_types(shax.trace(program.fn, *program.arg_types))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(codegen, "CHUNK", chunk)
+        patch.setattr(codegen.chunks, "CHUNK", chunk)
         compiled = compiled_equals_evaluate(typed, *program.args)
     statements = re.findall(r"^    x\d+ = (?!env)", compiled.source, re.MULTILINE)
     assert ("_part1(env)" in compiled.source) == (len(statements) > chunk)

@@ -100,7 +100,7 @@ def test_grad_runs_its_compiled_program_from_the_second_call() -> None:
 
     g = shax.grad(fresh)
     first = g(0.5, -0.75)
-    built = next(iter(shax.transforms.staging.cache._entries[fresh].values()))[0]
+    built = next(iter(shax.transforms.cache.cache._entries[fresh].values()))[0]
     assert built.program._compiled is None
     same(g(0.5, -0.75), first)
     assert built.program._compiled is not None

@@ -24,6 +24,7 @@ from shax.passes import (
     CLEANUP,
     PASSES,
     apply_passes,
+    bind_arguments,
     canonicalize_dot_general,
     cleanup,
     cse,
@@ -55,6 +56,7 @@ from shax.primitives import (
 from shax.printing import show_float
 from shax.stages import check_types, infer_types
 from shax.types import TensorType
+from typeclasses import broadcast, sin
 
 ROOT = Path(__file__).parent.parent
 sys.path.insert(0, str(ROOT / "examples"))
@@ -400,6 +402,25 @@ def f(arg0 :: f32[3]) =
       x5 :: f32[1] = add x3 x4
       x6 :: f32[] = reshape [] x5
   in [x6]""")
+
+
+# bind_arguments ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_bind_arguments_fixes_one_argument_and_keeps_the_others_in_order(k: int) -> None:
+    def f(x: Any, y: Any, z: Any) -> Any:
+        return x * broadcast(sin(y), dims=[1], shape=[2, 3]) - broadcast(z, dims=[0], shape=[2, 3])
+
+    typed = infer_types(shax.trace(f, f32[2, 3], f32[3], f32[2]))
+    rng = np.random.default_rng(k)
+    args = [sample(t, rng) for t in typed.arg_types]
+    bound = bind_arguments(typed, {k: args[k]})
+    check_types(bound)
+    others = [a for j, a in enumerate(args) if j != k]
+    assert bound.arg_types == tuple(t for j, t in enumerate(typed.arg_types) if j != k)
+    for got, expected in zip(shax.evaluate(bound, *others), shax.evaluate(typed, *args), strict=True):
+        np.testing.assert_array_equal(got, expected)
 
 
 # apply_passes, cleanup and errors -----------------------------------------------------

@@ -4,8 +4,10 @@ renumbered x0, x1, ... (DESIGN §4). Each module states its pass's contract.
     dce, cse, fold_constants, forward_identities, materialize_broadcasts,
     canonicalize_dot_general, lower_reductions_to_sums_of_slices
     apply_passes(defn, names), cleanup(defn)
+    bind_arguments(defn, values)    (not in PASSES: it takes values)
 """
 
+from shax.passes.bind_arguments import bind_arguments
 from shax.passes.canonicalize_dot_general import canonicalize_dot_general
 from shax.passes.cse import cse
 from shax.passes.dce import dce
@@ -16,6 +18,6 @@ from shax.passes.materialize_broadcasts import materialize_broadcasts
 from shax.passes.pipeline import CLEANUP, PASSES, apply_passes, cleanup
 
 __all__ = [
-    "CLEANUP", "PASSES", "apply_passes", "canonicalize_dot_general", "cleanup", "cse", "dce", "fold_constants",
-    "forward_identities", "lower_reductions_to_sums_of_slices", "materialize_broadcasts",
+    "CLEANUP", "PASSES", "apply_passes", "bind_arguments", "canonicalize_dot_general", "cleanup", "cse", "dce",
+    "fold_constants", "forward_identities", "lower_reductions_to_sums_of_slices", "materialize_broadcasts",
 ]  # fmt: skip

@@ -28,16 +28,11 @@ from shax.ir import LinearizedDefinition
 from shax.location import current_source
 from shax.pytree import LEAF, TreeDef, flatten, unflatten
 from shax.tracing import function_location, function_name
-from shax.transforms.staging import (
-    Program,
-    Staging,
-    Transformed,
-    abstract_arguments,
-    bind_arguments,
-    cache,
-    stage,
-    zeros_like,
-)
+from shax.transforms.arguments import abstract_arguments, zeros_like
+from shax.transforms.cache import cache
+from shax.transforms.program import Program
+from shax.transforms.staging import Staging, stage
+from shax.transforms.transformed import Transformed
 from shax.types import TensorType
 
 # An int, a parameter name, a tuple (or list) of them, or None (every float parameter).
@@ -125,7 +120,7 @@ class Grad(Transformed):
         out_type = _scalar_output(self.kind, self.fn, staging)
         vjp = stages.zip_definitions(stages.transpose(lin))  # (args, captured, ct) -> (out, cts)
         one = np.ones((), out_type.dtype.numpy)
-        defn = bind_arguments(vjp, {len(vjp.arg_types) - 1: one})
+        defn = passes.bind_arguments(vjp, {len(vjp.arg_types) - 1: one})
         if not self.with_value:
             defn = attrs.evolve(defn, outputs=defn.outputs[1:])
         defn = passes.cleanup(attrs.evolve(defn, name=self.__name__))

@@ -19,7 +19,10 @@ import attrs
 
 from shax import passes
 from shax.pytree import TreeDef, unflatten
-from shax.transforms.staging import Program, Transformed, abstract_types, stage
+from shax.transforms.arguments import abstract_types
+from shax.transforms.program import Program
+from shax.transforms.staging import stage
+from shax.transforms.transformed import Transformed
 from shax.types import TensorType
 
 

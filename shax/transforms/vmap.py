@@ -24,7 +24,9 @@ from shax import passes, stages
 from shax.errors import ShaxValueError, at
 from shax.location import current_source
 from shax.pytree import TreeDef, unflatten
-from shax.transforms.staging import Program, Transformed, stage
+from shax.transforms.program import Program
+from shax.transforms.staging import stage
+from shax.transforms.transformed import Transformed
 from shax.types import TensorType
 
 Axes = Any  # an int, None, or a pytree prefix of them (see the module docstring)

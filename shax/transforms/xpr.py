@@ -15,7 +15,7 @@ from shax.ir import Definition
 from shax.pytree import unflatten
 from shax.stages import infer_types
 from shax.tracing import trace
-from shax.transforms.staging import abstract_types
+from shax.transforms.arguments import abstract_types
 
 
 def xpr(fn: Callable[..., Any], *args: Any) -> Definition:

@@ -1,0 +1,96 @@
+"""`compile_definition`: a Definition -> a `Compiled`, the Python function generated for it
+(`shax.codegen.generator`), compiled once.
+
+Contract:
+- `compiled(*args)` returns what `shax.evaluate(defn, *args)` returns, bit for bit: a list,
+  one entry per output.
+- Arguments are checked as `evaluate` checks them (a `ShaxTypeError` at the user's line),
+  cheaply: an array of the declared dtype and shape (a numpy scalar, for a scalar)
+  passes the generated function's one-line test; anything else goes through
+  `check_argument` (Python numbers become numpy values there, as in evaluate).
+- While the `Compiled` lives, tracebacks through the generated function show its lines.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import os
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import numpy as np
+
+from shax.codegen.generator import generate
+from shax.errors import ShaxError, ShaxTypeError, at
+from shax.evaluate import check_argument
+from shax.gcpause import collector_paused
+from shax.ir import Definition
+from shax.location import current_source
+from shax.stages import check_types, infer_types
+from shax.tracer import Tracer
+from shax.types import bool_, f32, f64, i32
+
+# Generated code is named as a file in the shax package, so that errors raised while it
+# checks its arguments point at the user's line that called it (see shax.location).
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_serial = itertools.count()
+# The Python numbers that stand for a scalar of each dtype (evaluate's `check_argument`).
+_NUMBERS = {f32: (float, int), f64: (float, int), i32: (int,), bool_: (bool,)}
+
+
+@attrs.frozen(eq=False)
+class Compiled:
+    """A compiled Definition: `compiled(*args)` returns the list `evaluate` returns.
+
+    `function` is the generated function itself: it checks its arguments' types, not their
+    number (calling it with too few or too many raises Python's own TypeError)."""
+
+    defn: Definition
+    source: str
+    function: Callable[..., list[Any]]
+
+    def __call__(self, *args: Any) -> list[Any]:
+        if len(args) != len(self.defn.arg_types):
+            declared = ", ".join(map(str, self.defn.arg_types))
+            message = f"{self.defn.name} takes {len(self.defn.arg_types)} argument(s) ({declared}), got {len(args)}"
+            raise at(ShaxTypeError(message), current_source())
+        return self.function(*args)
+
+    def __repr__(self) -> str:
+        return f"<compiled {self.defn.name}: {len(self.defn.bindings)} bindings>"
+
+
+def compile_definition(defn: Definition) -> Compiled:
+    """`defn` (typed, or typed here) as a compiled Python function calling numpy."""
+    defn = check_types(defn) if defn.is_typed else infer_types(defn)
+    with collector_paused():
+        source, namespace, name = generate(defn, _argument_checker(defn))
+        filename = os.path.join(_PACKAGE, f"<codegen {name} #{next(_serial)}>")
+        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+        exec(compile(source, filename, "exec"), namespace)
+    compiled = Compiled(defn, source, namespace[name])
+    weakref.finalize(compiled, linecache.cache.pop, filename, None)  # tracebacks show its lines while it lives
+    return compiled
+
+
+def _argument_checker(defn: Definition) -> Callable[[int, Any], Any]:
+    numbers = [_NUMBERS[t.dtype] if t.shape == () else () for t in defn.arg_types]
+
+    def argument(k: int, value: Any) -> Any:
+        """Argument k as evaluate takes it (a Python number becomes a numpy value), or an error.
+        An ndarray subclass is taken as an ndarray (np.matrix would make `*` a matrix product)."""
+        if type(value) in numbers[k]:
+            return np.asarray(value, defn.arg_types[k].dtype.numpy)
+        try:
+            if isinstance(value, Tracer):
+                message = f"{defn.name}: argument {k} is a tracer; compiled code runs on numpy values (use evaluate)"
+                raise ShaxTypeError(message)
+            value = check_argument(f"{defn.name}: argument {k}", defn.arg_types[k], value)
+        except ShaxError as error:
+            raise at(error, current_source()) from None
+        return np.asarray(value) if isinstance(value, np.ndarray) else value
+
+    return argument

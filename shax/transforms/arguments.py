@@ -1,0 +1,64 @@
+"""What a transform reads of its arguments: their types and how they nest, never their values.
+
+A transform builds its definition from its arguments' leaf types and tree structure (a
+pytree of leaves) alone: `abstract_arguments` reads both off the values it is called
+with, `abstract_types` off values or types (what `xpr` and `jit(f).source` are shown).
+A leaf is an array, a Python number (a float is f32, an int i32, as when tracing) or a
+tracer of an enclosing transform; anything else is a `ShaxTypeError` naming the leaf.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from shax.errors import ShaxError, ShaxTypeError, at
+from shax.location import current_source
+from shax.pytree import TreeDef, flatten
+from shax.tracer import Tracer
+from shax.types import TensorType
+
+
+def leaf_type(value: Any) -> TensorType:
+    """The type a transform sees for one argument leaf: a tracer's, an array's, or a
+    Python number's (a float is f32, an int i32, as when tracing)."""
+    if isinstance(value, Tracer):
+        return value.type
+    return TensorType.of(value)
+
+
+def abstract_arguments(what: str, args: Sequence[Any]) -> tuple[list[Any], TreeDef, tuple[TensorType, ...]]:
+    """(leaves, tree, leaf types) of a transformed function's arguments."""
+    leaves, tree = flatten(tuple(args))
+    types = []
+    for k, leaf in enumerate(leaves):
+        try:
+            types.append(leaf_type(leaf))
+        except ShaxError as error:
+            raise at(ShaxTypeError(f"{what}: argument leaf {k}: {error}"), current_source()) from None
+    return leaves, tree, tuple(types)
+
+
+def abstract_types(what: str, args: Sequence[Any]) -> tuple[TreeDef, tuple[TensorType, ...]]:
+    """(tree, leaf types) of arguments given as values or as types (`f32[3]`, "f32[3]"):
+    what `xpr` and `jit(f).source` are shown."""
+    leaves, tree = flatten(tuple(args), is_leaf=lambda x: isinstance(x, (TensorType, str)))
+    try:
+        types = tuple(
+            leaf
+            if isinstance(leaf, TensorType)
+            else TensorType.parse(leaf)
+            if isinstance(leaf, str)
+            else leaf_type(leaf)
+            for leaf in leaves
+        )
+    except ShaxError as error:
+        raise at(type(error)(f"{what}: {error}"), current_source()) from None
+    return tree, types
+
+
+def zeros_like(t: TensorType) -> np.ndarray:
+    """Zeros of type `t`: the gradient of a leaf that is not differentiated."""
+    return np.zeros(t.shape, t.dtype.numpy)

@@ -1,0 +1,60 @@
+"""What transforms built, kept so that a transformed function is staged once per argument
+structure: `cache`, the one `StagingCache`, keyed by (function, transform and its
+parameters, argument types, tree structure), never by argument values.
+
+An entry is stale once the function's closure cells hold other objects than when it was
+built (a rebound variable): it is built again. A build that depends on an enclosing
+trace (a staging that captured outer tracers) says it is not cacheable, and is not kept.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any
+
+
+class StagingCache:
+    """What a transform built for a function, per key (argument types and tree
+    structure, never values). Held weakly by function: a dropped function drops its
+    entries. Functions that cannot be weakly referenced are staged on every call."""
+
+    def __init__(self) -> None:
+        # fn -> key -> (what was built, the objects in fn's closure cells when it was built)
+        self._entries: weakref.WeakKeyDictionary[Any, dict[Hashable, tuple[Any, tuple[Any, ...]]]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def get(self, fn: Callable[..., Any], key: Hashable, build: Callable[[], tuple[Any, bool]]) -> Any:
+        """The entry for (fn, key), built by `build() -> (entry, cacheable)` if missing or stale."""
+        cells = closure_contents(fn)
+        try:
+            per_fn = self._entries.setdefault(fn, {})
+        except TypeError:  # not weakly referenceable
+            return build()[0]
+        found = per_fn.get(key)
+        if found is not None and len(found[1]) == len(cells) and all(a is b for a, b in zip(found[1], cells)):
+            return found[0]
+        entry, cacheable = build()
+        if cacheable:
+            per_fn[key] = (entry, cells)
+        else:
+            per_fn.pop(key, None)
+        return entry
+
+
+def closure_contents(fn: Callable[..., Any]) -> tuple[Any, ...]:
+    """The objects in fn's closure cells (an empty cell as a marker of its own), to tell
+    whether what was built for fn is stale."""
+    cells = getattr(fn, "__closure__", None) or ()
+    contents: list[Any] = []
+    for cell in cells:
+        try:
+            contents.append(cell.cell_contents)
+        except ValueError:  # an empty cell: a variable not yet assigned
+            contents.append(_EMPTY)
+    return tuple(contents)
+
+
+_EMPTY = object()
+cache = StagingCache()
