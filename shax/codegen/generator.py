@@ -38,6 +38,7 @@ from shax.primitives import Broadcast
 from shax.printing import show_array
 from shax.rules.codegen import NAMESPACE, Elementwise, Memory, Operand, Site, codegen_rules, dtype_source, shape_source
 from shax.types import DTYPES, TensorType, bool_
+from shax.walker import for_each_binding
 
 # `x0.dtype is f32` tests against numpy's dtype singletons.
 _DTYPE_GLOBALS = {d: "bool_" if d == bool_ else d.name for d in DTYPES}
@@ -83,8 +84,16 @@ class _Generator:
         self._liveness()
         implicit = self._implicit_broadcasts()
         params = self._params()
-        emitted = (self._emit(i, implicit) for i in range(len(self.bindings)) if self.live[i])
-        lines = [line for line in emitted if line is not None]
+        live = [i for i in range(len(self.bindings)) if self.live[i]]
+        positions = iter(live)  # the walk's binding's index: the walk takes the live ones in order
+        lines: list[Line] = []
+
+        def emit(binding: Binding) -> None:
+            line = self._emit(next(positions), implicit)
+            if line is not None:
+                lines.append(line)
+
+        for_each_binding("codegen", [self.bindings[i] for i in live], emit)
         name = self._function_name()
         checks = [self._check(k, p, t) for k, (p, t) in enumerate(zip(params, self.defn.arg_types))]
         outputs = [self.expr[v.id] for v in self.defn.outputs]
