@@ -45,9 +45,10 @@ class Linearity(enum.Enum):
     NON_DIFFERENTIABLE = "non-differentiable"
 
 
-# (module, qualified name) -> the primitive class declared under it; the last declaration
-# wins, as attrs replaces a class by its slotted copy and a module may be reloaded.
-_declared: dict[tuple[str, str], type[Primitive]] = {}
+# (module, qualified name, typeclass function) -> the primitive class declared so: the last
+# declaration wins, as attrs replaces a class by its slotted copy and a module may be
+# reloaded; two declarations for two typeclass functions of one name are two primitives.
+_declared: dict[tuple[str, str, object], type[Primitive]] = {}
 
 
 @attrs.frozen
@@ -74,7 +75,7 @@ class Primitive:
         if "linearity" in cls.__dict__:
             cls.arity = len(cls.linearity)
         if "name" in cls.__dict__:  # concrete; families (Unary, Binary) leave it to their members
-            _declared[(cls.__module__, cls.__qualname__)] = cls
+            _declared[(cls.__module__, cls.__qualname__, cls.function)] = cls
 
     # Derived from linearity.
 

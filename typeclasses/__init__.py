@@ -7,6 +7,7 @@ the numpy instance. Knows nothing of shax; shax registers its tracer as another 
 """
 
 from typeclasses import numpy_instance as _numpy_instance  # noqa: F401 - registers the instance
+from typeclasses.define import define_function
 from typeclasses.dispatch import (
     FUNCTIONS,
     HNP,
@@ -25,5 +26,5 @@ from typeclasses.instance import Instance
 
 __all__ = [
     "FUNCTIONS", "HNP", "Floating", "Instance", "MissingMethodError", "NoInstanceError", "Ord", "Tensor",
-    "method_of", "register_instance", "typeclass_function", *_functions,
+    "define_function", "method_of", "register_instance", "typeclass_function", *_functions,
 ]  # fmt: skip

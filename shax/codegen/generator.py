@@ -187,7 +187,7 @@ class _Generator:
         code = rule(binding.prim, site, operands)
         for name, value in site.constants:
             self.namespace[name] = value
-            self.constants.append(f"# {name} = {show_array(value) if hasattr(value, 'dtype') else repr(value)}")
+            self.constants.append(f"# {name} = {_show_constant(value)}")
         self._record_memory(i, binding, site, operands, alias=code.isidentifier())
         if code.isidentifier():  # a name already bound: no statement
             self.expr[v] = code
@@ -277,3 +277,12 @@ class _Generator:
         while name in self.namespace or hasattr(builtins, name) or _GLOBAL_NAME.fullmatch(name):
             name += "_"
         return name
+
+
+def _show_constant(value: Any) -> str:
+    """A global's header comment: an array as the printer shows it, a function by its name."""
+    if hasattr(value, "dtype"):
+        return show_array(value)
+    if callable(value):
+        return f"<function {getattr(value, '__qualname__', type(value).__name__)}>"
+    return repr(value)

@@ -21,7 +21,8 @@ dead operands (`out=`) safely and to delete dead values:
 - neither: the result may share memory with any operand, and is never overwritten.
 
 Elementwise primitives use `Elementwise`, whose results codegen may write into a dead
-operand and whose broadcast operands codegen may leave to numpy to stretch.
+operand and whose broadcast operands codegen may leave to numpy to stretch. A primitive
+without a rule of its own calls its numpy implementation (`numpy_call`).
 """
 
 from __future__ import annotations
@@ -33,10 +34,12 @@ from typing import Any, Protocol
 import attrs
 import numpy as np
 
+import typeclasses as tc
 from shax.primitive import Primitive
 from shax.rules.table import RuleTable
 from shax.types import DType, TensorType, f32
 from typeclasses import libm
+from typeclasses.numpy_instance import numpy_instance
 
 
 @attrs.frozen
@@ -179,5 +182,19 @@ class CodegenRule(Protocol):
     def __call__(self, prim: Any, site: Site, operands: Sequence[Operand], /) -> str: ...
 
 
-codegen_rules: RuleTable[CodegenRule] = RuleTable("codegen")
+def numpy_call(prim: Primitive, site: Site, operands: Sequence[Operand]) -> str:
+    """The default rule of a primitive with a typeclass function: a call of the numpy
+    instance's method for it (a global), on the operands and the static arguments, as
+    evaluate makes it. Its result's memory is not known, so it is never overwritten."""
+    function = type(prim).function
+    assert function is not None, "derived only for primitives with a typeclass function"
+    implementation = site.constant(getattr(numpy_instance, str(tc.method_of(function))))
+    static = prim.static_args()
+    arguments = [*map(str, operands), *([f"*{site.constant(static)}"] if static else [])]
+    return f"{implementation}({', '.join(arguments)})"
+
+
+codegen_rules: RuleTable[CodegenRule] = RuleTable(
+    "codegen", lambda cls: numpy_call if cls.function is not None else None
+)
 codegen_rule = codegen_rules.register
