@@ -19,6 +19,7 @@ users declare theirs.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -80,6 +81,7 @@ class Primitive:
     # Derived from linearity.
 
     @classmethod
+    @functools.cache  # stages ask once per binding
     def positions(cls, linearity: Linearity) -> tuple[int, ...]:
         """The operand positions of that linearity."""
         return tuple(k for k, operand in enumerate(cls.linearity) if operand is linearity)
