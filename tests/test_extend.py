@@ -17,16 +17,22 @@ import shax
 import typeclasses as tc
 from shax import f32, f64
 from shax.extend import (
+    Elementwise,
     Linearity,
     Primitive,
     batch_rule,
     define_function,
+    elementwise,
     elementwise_primitive,
     shifted,
     transpose_rule,
     type_rule,
 )
+from shax.primitives.pointwise import FLOATS
+from shax.rules import TABLES
 from shax.types import TensorType
+
+L = Linearity.LINEAR
 
 
 def sigmoid(x: Any) -> Any:
@@ -182,3 +188,22 @@ def test_a_primitive_declared_the_general_way() -> None:
     assert fast(m).tobytes() == shax.grad(f)(m).tobytes()
     with pytest.raises(shax.ShaxTypeError, match="cumsum: axis 2 is not an axis of a rank-2 tensor"):
         shax.trace(lambda x: cumsum(x, 2), f64[2, 3])
+
+
+# A linear elementwise primitive from the family helper: every rule derived from its linearity.
+axpy = define_function("axpy", lambda x, y: 2.0 * x + y)
+Axpy = elementwise(axpy, FLOATS, Elementwise(lambda x, y: 2.0 * x + y, ufunc=False), linearity=(L, L))
+
+
+def test_a_linear_elementwise_primitive_needs_no_rule_of_its_own() -> None:
+    """linearize: d axpy(x, y) = axpy(dx, dy); transpose: (axpy(dx, dy))ᵀ ct = (axpy(ct, 0), axpy(0, ct))
+    summed to each operand's shape, the zeros materialized; zeros: axpy(0, 0) = 0."""
+    x, y = np.array([[1.0, -2.0, 3.0]]), np.array([0.5, 4.0, -1.0])
+    gx, gy = shax.grad(lambda x, y: tc.reduce_sum(tc.sin(axpy(x, y)), [0, 1]))(x, y)
+    c = np.cos(2.0 * x + y)
+    np.testing.assert_allclose(gx, 2.0 * c, rtol=1e-12)
+    np.testing.assert_allclose(gy, c[0], rtol=1e-12)
+    _, tangent = shax.jvp(lambda x: axpy(x, y), (x,), (np.ones_like(x),))
+    np.testing.assert_allclose(tangent, 2.0 * np.ones_like(x))
+    family = ("type", "codegen", "batch", "transpose")  # what the family helper registers
+    assert [name for name, table in TABLES.items() if table.is_registered(Axpy) and name not in family] == []

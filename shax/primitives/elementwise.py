@@ -14,7 +14,9 @@ every rule its family shares (like JAX's `standard_unop` + `defjvp`):
 - linearize: from `derivative` (f'(x), or the partials for several operands, written
   with typeclass functions so that they differentiate again), or from `linearity`, or
   written by hand under the declaration;
-- transpose and symbolic zeros: derived from `linearity` (nonlinear by default).
+- transpose: for an operand it is linear in, the function itself (elementwise, its
+  Jacobian is diagonal): (dx + dy)ᵀ ct = (ct, ct), (r · dy)ᵀ ct = r · ct;
+- symbolic zeros: derived from `linearity` (nonlinear by default).
 
 The class is named after the function (`tc.dot_general` -> `DotGeneral`) and prints
 under `name` (the function's name by default).
@@ -33,6 +35,7 @@ from shax.primitive import Linearity, Primitive
 from shax.rules.batch import batch_rule, broadcasting_batch, unary_batch
 from shax.rules.codegen import Elementwise, codegen_rule
 from shax.rules.linearize import Derivative, elementwise_jvp, linearize_rule
+from shax.rules.transpose import elementwise_transpose, transpose_rule
 from shax.rules.types import broadcast_shapes, type_rule
 from shax.types import DType, TensorType
 
@@ -92,4 +95,6 @@ def elementwise(
     codegen_rule(cls)(codegen)
     if derivative is not None:
         linearize_rule(cls)(elementwise_jvp(derivative))
+    if cls.positions(Linearity.LINEAR) or cls.positions(Linearity.BILINEAR):
+        transpose_rule(cls)(elementwise_transpose)
     return cls

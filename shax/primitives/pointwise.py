@@ -3,7 +3,7 @@ declaration of the elementwise family (`shax.primitives.elementwise`), and `sele
 Operands broadcast like numpy's; `materialize_broadcasts` makes that explicit.
 
 Each declaration carries its derivative, one line of math; rules the family cannot
-derive (a quotient's, the transposes of the linear ones) are written under it.
+derive (a quotient's, select's) are written under it.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from shax.primitives.elementwise import elementwise
 from shax.rules.batch import batch_rule, batched_at
 from shax.rules.codegen import Elementwise, codegen_rule
 from shax.rules.linearize import Tangent, Zero, linearize_rule, residual, zero_of, zero_rule
-from shax.rules.transpose import Linear, Operand, transpose_rule, unbroadcast
+from shax.rules.transpose import Operand, transpose_rule
 from shax.rules.types import type_rule
 from shax.types import DTYPES, TensorType, bool_, f32, f64, i32
 from typeclasses.numpy_instance import logistic as numpy_logistic
@@ -89,13 +89,7 @@ def _sqrt_jvp(prim: Primitive, primals: Sequence[Tracer], tangents: Sequence[Tan
     return dx / residual(2.0 * out)
 
 
-# negate: (−dx)ᵀ ct = −ct
-@transpose_rule(Neg)
-def _neg_transpose(prim: Primitive, ct: Tracer, operands: Sequence[Operand]) -> tuple[Any]:
-    return (-ct,)
-
-
-# Binary: operands broadcast like numpy's, so each cotangent is summed back to its operand's shape.
+# Binary: operands broadcast like numpy's.
 
 # add and sub are linear: d(x ± y) = dx ± dy
 Add = elementwise(tc.add, NUMBERS, Elementwise("np.add", "+"), linearity=(L, L), commutative=True, neutral=(0, (0, 1)))
@@ -152,36 +146,6 @@ def _sum_zero(prim: Primitive, operands: Sequence[Any]) -> Any:
         return term
     rank = len(tc.shape(term))
     return tc.broadcast(term, list(range(total.type.rank - rank, total.type.rank)), total.type.shape)
-
-
-# add: (dx + dy)ᵀ ct = (ct, ct)
-@transpose_rule(Add)
-def _add_transpose(prim: Primitive, ct: Tracer, operands: Sequence[Operand]) -> tuple[Any, Any]:
-    x, y = operands
-    return unbroadcast(ct, x.type), unbroadcast(ct, y.type)
-
-
-# sub: (dx − dy)ᵀ ct = (ct, −ct)
-@transpose_rule(Sub)
-def _sub_transpose(prim: Primitive, ct: Tracer, operands: Sequence[Operand]) -> tuple[Any, Any]:
-    x, y = operands
-    return unbroadcast(ct, x.type), unbroadcast(-ct, y.type)
-
-
-# mul: (r · dy)ᵀ ct = r · ct and (dx · r)ᵀ ct = ct · r
-@transpose_rule(Mul)
-def _mul_transpose(prim: Primitive, ct: Tracer, operands: Sequence[Operand]) -> tuple[Any, Any]:
-    x, y = operands
-    if isinstance(x, Linear):
-        return unbroadcast(y * ct, x.type), None
-    return None, unbroadcast(x * ct, y.type)
-
-
-# div: (dx / r)ᵀ ct = ct / r
-@transpose_rule(Div)
-def _div_transpose(prim: Primitive, ct: Tracer, operands: Sequence[Operand]) -> tuple[Any, None]:
-    x, y = operands
-    return unbroadcast(ct / y, x.type), None
 
 
 @attrs.frozen

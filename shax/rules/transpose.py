@@ -22,6 +22,7 @@ import attrs
 
 import typeclasses as tc
 from shax.primitive import Linearity, Primitive
+from shax.rules.linearize import Zero
 from shax.rules.table import RuleTable
 from shax.types import TensorType
 
@@ -67,6 +68,21 @@ def check_linear_operands(prim: Primitive, operands: Sequence[Operand]) -> None:
             f"is not linear in the tangent inputs when its operand(s) {list(pattern)}, and no others, depend on them"
         )
         raise prim.fail(message, *(o.type for o in operands))
+
+
+# f elementwise and linear in operand k (the others fixed): its Jacobian is diagonal, so
+# (f(.., dx_k, ..))ᵀ ct = f(.., ct, ..) with the other linear operands zero, summed back to
+# x_k's shape: (dx + dy)ᵀ ct = (ct, ct), (dx − dy)ᵀ ct = (ct, −ct), (r · dy)ᵀ ct = r · ct,
+# (dx / r)ᵀ ct = ct / r, (−dx)ᵀ ct = −ct.
+def elementwise_transpose(prim: Primitive, ct: Tracer, operands: Sequence[Operand]) -> list[Tracer | None]:
+    cotangents: list[Tracer | None] = []
+    for k, operand in enumerate(operands):
+        if not isinstance(operand, Linear):
+            cotangents.append(None)
+            continue
+        others = [ct if j == k else Zero(o.type) if isinstance(o, Linear) else o for j, o in enumerate(operands)]
+        cotangents.append(unbroadcast(prim.apply(*others), operand.type))
+    return cotangents
 
 
 def unbroadcast(ct: Tracer, target: TensorType, dims: Sequence[int] | None = None) -> Tracer:

@@ -23,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from shax.errors import ShaxTypeError
+from shax.errors import ShaxError, ShaxTypeError
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, LinearizedDefinition
 from shax.primitive import Arg, Linearity, Primitive
 from shax.primitives import Constant
+from shax.rules.linearize import linearizing
 from shax.rules.transpose import Linear, check_linear_operands, transpose_rules
 from shax.stages.linearize import definition_of, zeros_in
 from shax.tracer import Trace, Tracer, emit, new_trace
@@ -60,7 +61,8 @@ def transpose(lin: LinearizedDefinition) -> LinearizedDefinition:
                 _accumulate(state.cotangents, v.id, trace.args[k])
         # Backwards, the bindings a cotangent reaches (not residuals, values, zeros).
         reached = (b for b in reversed(linear.bindings) if b.var.id in state.cotangents)
-        for_each_binding("transpose", reached, state.backward)
+        with linearizing(_Transposing(trace)):  # rules may apply linear operations to zeros
+            for_each_binding("transpose", reached, state.backward)
         results = [
             state.arg_cotangents[k] if k in state.arg_cotangents else zeros_in(trace, t)
             for k, t in enumerate(linear.arg_types[:num_tangents])
@@ -135,6 +137,20 @@ class _State:
         if kind is Kind.LINEAR or kind is Kind.ZERO and prim.linearity[position] is Linearity.LINEAR:
             return Linear(self.types[var_id])
         return self.values[var_id]
+
+
+class _Transposing:
+    """What linear operations on symbolic zeros see while transpose rules run: zeros
+    become zeros of the transposed program; no primal value crosses (rules see them)."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+
+    def residual(self, x: Any) -> Any:
+        raise ShaxError("residual: transpose rules see primal values as they are; residual is for linearize rules")
+
+    def zeros(self, t: TensorType) -> Tracer:
+        return zeros_in(self.trace, t)
 
 
 def _accumulate(cotangents: dict[int, Tracer], key: int, ct: Tracer) -> None:
