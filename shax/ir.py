@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from shax.errors import ShaxTypeError
 from shax.types import TensorType
 
 if TYPE_CHECKING:
@@ -27,6 +28,13 @@ class Var:
 
     def __repr__(self) -> str:
         return f"x{self.id}" if self.type is None else f"x{self.id} :: {self.type}"
+
+
+def type_of(var: Var) -> TensorType:
+    """The type of `var`, a var of a typed definition (stages and passes check that on entry)."""
+    if var.type is None:
+        raise ShaxTypeError(f"x{var.id} is untyped; run shax.stages.infer_types first")
+    return var.type
 
 
 @attrs.frozen(repr=False)
@@ -61,8 +69,8 @@ class Definition:
 
     def output_types(self) -> tuple[TensorType, ...]:
         """The types of the returned vars (the definition must be typed)."""
-        types = {b.var.id: b.var.type for b in self.bindings}
-        return tuple(types[v.id] for v in self.outputs)  # type: ignore[misc]
+        bound = {b.var.id: b.var for b in self.bindings}
+        return tuple(type_of(bound[v.id]) for v in self.outputs)
 
     def with_output_types(self) -> Definition:
         """The same definition with its returned vars annotated (`in [x5 :: f32[]]`)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from types import CodeType
+from types import CodeType, FrameType
 
 import typeclasses
 
@@ -32,7 +32,7 @@ def _is_internal(code: CodeType) -> bool:
 
 def user_location() -> tuple[str, int] | None:
     """(filename, line) of the innermost user frame, or None if there is none."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
         internal = _internal.get(code)  # the cache read inline: a trace walks ~7 frames per operation

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from inspect import getattr_static
 from typing import Any, NoReturn
 
 import attrs
@@ -281,7 +282,10 @@ def _recording(cls: type[Primitive], method: str) -> Any:
     """The tracer's method for the typeclass function `cls` implements: record `cls`, built
     from the function's static arguments (those after its `cls.arity` operands)."""
     arity = cls.arity
-    if not attrs.fields(cls) and cls.from_static_args.__func__ is Primitive.from_static_args.__func__:
+    # Whether cls keeps Primitive's from_static_args: looked up unbound, as the classmethods
+    # themselves (mypy cannot see the `__func__` of a bound one).
+    inherited = getattr_static(cls, "from_static_args") is getattr_static(Primitive, "from_static_args")
+    if not attrs.fields(cls) and inherited:
         prim = cls()  # no static parameters: one primitive serves every call
 
         def record(self: TracerInstance, *operands: Any) -> Any:

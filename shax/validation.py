@@ -32,12 +32,13 @@ def binding_type(defn: Definition, binding: Binding, operands: tuple[TensorType 
         if not 0 <= prim.index < len(defn.arg_types):
             raise ShaxValueError(f"{defn.name} has {len(defn.arg_types)} arguments")
         return defn.arg_types[prim.index]
-    unbound = [f"x{a.id}" for a, t in zip(binding.args, operands) if t is None]
-    if unbound:
+    types = [t for t in operands if t is not None]
+    if len(types) < len(operands):
+        unbound = [f"x{a.id}" for a, t in zip(binding.args, operands) if t is None]
         raise ShaxValueError(f"{', '.join(unbound)} used before being bound")
     if len(binding.args) != prim.arity:
         raise ShaxTypeError(f"{prim.name} takes {prim.arity} operand(s), got {len(binding.args)}")
-    return result_type(prim, *operands)  # type: ignore[arg-type]  # None was ruled out above
+    return result_type(prim, *types)
 
 
 @collector_paused()

@@ -4,12 +4,19 @@ dispatch like `add`, `mul`, `neg`, `abs`, `pow` and `dot`."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typeclasses.functions as tc
 
+if TYPE_CHECKING:
+    # A value type with these operators has its instance registered, which makes it a member
+    # of every typeclass (`register_instance`, through ABC.register, which mypy cannot see).
+    from typeclasses.dispatch import Tensor as _Member
+else:
+    _Member = object
 
-class Operators:
+
+class Operators(_Member):
     __slots__ = ()
     # Make `ndarray * value` defer to the value's reflected operators.
     __array_ufunc__ = None

@@ -32,7 +32,7 @@ import attrs
 import numpy as np
 
 from shax.codegen.chunks import Line, function_sources
-from shax.ir import Binding, Definition
+from shax.ir import Binding, Definition, type_of
 from shax.primitive import Arg
 from shax.primitives import Broadcast
 from shax.printing import show_array
@@ -65,7 +65,7 @@ class _Generator:
         self.namespace["argument"] = argument
         self.constants: list[str] = []  # header comments: `# c3 = fromList [] [1.0]`
         self.params: list[str] = []
-        self.types = {b.var.id: b.var.type for b in defn.bindings}
+        self.types = {b.var.id: type_of(b.var) for b in defn.bindings}  # var id -> its type
         self.end: dict[int, int] = {}
         self.live: list[bool] = []
         self.consumers: dict[int, list[int]] = {}
@@ -126,7 +126,7 @@ class _Generator:
             rule = codegen_rules[binding.prim]
             if not isinstance(rule, Elementwise):
                 return False
-            shape = binding.var.type.shape
+            shape = self.types[binding.var.id].shape
             return rule.ufunc or any(a.id not in broadcasts and self.types[a.id].shape == shape for a in binding.args)
 
         return {
@@ -176,11 +176,11 @@ class _Generator:
             self.contiguous[v] = self.writable[v] = False
             return None
         operands = [Operand(self.expr[a.id], self.types[a.id], self.contiguous[a.id]) for a in binding.args]
-        site = Site(binding.var.type, v, implicit=v in implicit)
+        site = Site(self.types[v], v, implicit=v in implicit)
         rule = codegen_rules[binding.prim]
         reads: list[str] = []  # names the code reads besides its operands'
         if v in implicit:  # as evaluate makes it, for a consumer that cannot stretch it
-            self.stretched[v] = (rule(binding.prim, Site(binding.var.type, v), operands), operands[0].expr)
+            self.stretched[v] = (rule(binding.prim, Site(self.types[v], v), operands), operands[0].expr)
         if isinstance(rule, Elementwise) and rule.ufunc:
             operands = self._stretch(binding, operands, site, implicit, reads)
             site.reusable = self._reusable(i, binding, implicit)
@@ -193,7 +193,7 @@ class _Generator:
             self.expr[v] = code
             return self._line(i, None, code, binding, reads)
         self.expr[v] = name = f"x{v}"
-        if binding.var.type.rank > 0 and self.memory[v] != EXTERNAL:
+        if self.types[v].rank > 0 and self.memory[v] != EXTERNAL:
             self.names[self.memory[v]].append(name)
         return self._line(i, name, code, binding, reads)
 
@@ -203,7 +203,7 @@ class _Generator:
         """A ufunc with unstretched broadcasts among its operands, none other of the result's
         shape, is told that shape (`out=np.empty(...)`), where numpy would lay its result out
         C-contiguously; elsewhere it gets the broadcasts as evaluate makes them."""
-        args, shape = binding.args, binding.var.type.shape
+        args, shape = binding.args, self.types[binding.var.id].shape
         if all(a.id not in implicit for a in args) or any(
             a.id not in implicit and self.types[a.id].shape == shape for a in args
         ):
@@ -224,12 +224,13 @@ class _Generator:
         """An operand the result may overwrite: see the module's contract."""
         if not all(self.contiguous[a.id] or self.types[a.id].rank <= 1 for a in binding.args):
             return None
+        t = self.types[binding.var.id]
         for a in binding.args:
             block = self.memory[a.id]
             if (
                 a.id not in implicit
-                and self.types[a.id] == binding.var.type
-                and binding.var.type.rank > 0
+                and self.types[a.id] == t
+                and t.rank > 0
                 and self.contiguous[a.id]
                 and self.writable[a.id]
                 and block != EXTERNAL
@@ -247,7 +248,7 @@ class _Generator:
             self._extend(self.memory[v], end)
         elif site.memory is Memory.FRESH:
             self.memory[v], self.contiguous[v], self.writable[v] = self._block(True, end), site.contiguous, True
-        elif site.memory is Memory.VIEW:
+        elif site.memory is Memory.VIEW and site.viewed is not None:  # set together, by Site.view
             viewed = binding.args[operands.index(site.viewed)].id
             self.memory[v], self.contiguous[v] = self.memory[viewed], site.contiguous
             self.writable[v] = site.writable and self.writable[viewed]

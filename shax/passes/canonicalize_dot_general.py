@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 
 from shax.builder import Builder
-from shax.ir import Binding, Definition, Var
+from shax.ir import Binding, Definition, Var, type_of
 from shax.passes.rewrite import emit_typed, keep, reshaped, rewrite
 from shax.primitives import DotGeneral, Transpose
 from shax.primitives.dot import free_axes
@@ -29,7 +29,7 @@ CANONICAL = DotGeneral((2,), (1,), (0,), (0,))
 
 def as_rank3(builder: Builder, x: Var, groups: Sequence[Sequence[int]], source: str | None) -> Var:
     """`x` with its axes ordered group by group, each group merged into one axis."""
-    merged = [math.prod(x.type.shape[axis] for axis in group) for group in groups]
+    merged = [math.prod(type_of(x).shape[axis] for axis in group) for group in groups]
     perm = [axis for group in groups for axis in group]
     if perm != list(range(len(perm))):
         x = emit_typed(builder, Transpose(perm), (x,), source)
@@ -39,14 +39,14 @@ def as_rank3(builder: Builder, x: Var, groups: Sequence[Sequence[int]], source: 
 def canonicalize_dot_general(defn: Definition) -> Definition:
     def canonicalize(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
         prim = binding.prim
-        if not isinstance(prim, DotGeneral) or (prim == CANONICAL and all(a.type.rank == 3 for a in args)):
+        if not isinstance(prim, DotGeneral) or (prim == CANONICAL and all(type_of(a).rank == 3 for a in args)):
             return keep(builder, binding, args)
         x, y = args
         lc, rc, lb, rb = prim.dims
         # Contracting axes pair up in the order listed, so both sides keep that order.
-        lhs = as_rank3(builder, x, (lb, free_axes(x.type.rank, lc, lb), lc), binding.source)
-        rhs = as_rank3(builder, y, (rb, rc, free_axes(y.type.rank, rc, rb)), binding.source)
+        lhs = as_rank3(builder, x, (lb, free_axes(type_of(x).rank, lc, lb), lc), binding.source)
+        rhs = as_rank3(builder, y, (rb, rc, free_axes(type_of(y).rank, rc, rb)), binding.source)
         product = emit_typed(builder, CANONICAL, (lhs, rhs), binding.source)
-        return reshaped(builder, product, binding.var.type.shape, binding.source)
+        return reshaped(builder, product, type_of(binding.var).shape, binding.source)
 
     return rewrite("canonicalize_dot_general", defn, canonicalize)

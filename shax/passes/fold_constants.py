@@ -15,7 +15,7 @@ import numpy as np
 
 from shax.builder import Builder
 from shax.errors import ShaxError, ShaxTypeError, at
-from shax.ir import Binding, Definition, Var
+from shax.ir import Binding, Definition, Var, type_of
 from shax.passes.dce import dce
 from shax.passes.rewrite import keep, rewrite
 from shax.primitives import SMALL_CONSTANT, Arg, Broadcast, Constant
@@ -27,7 +27,7 @@ def fold_constants(defn: Definition) -> Definition:
     value_of: dict[int, np.ndarray] = {}  # output var id -> its value, for vars bound to constants
 
     def fold(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
-        prim, t = binding.prim, binding.var.type
+        prim, t = binding.prim, type_of(binding.var)
         if isinstance(prim, Constant):
             var = keep(builder, binding, args)
             value_of[var.id] = prim.value

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from shax.builder import Builder
-from shax.ir import Binding, Definition, Var
+from shax.ir import Binding, Definition, Var, type_of
 from shax.passes.rewrite import keep, rewrite
 from shax.primitive import Primitive
 from shax.primitives import Constant
@@ -31,7 +31,7 @@ def forwarded(binding: Binding, args: tuple[Var, ...], neutral: dict[int, int] |
             other = args[1 - k]
             if neutral.get(args[k].id) == element and other.type == binding.var.type:
                 return other
-    position = prim.forwarded(args, binding.var.type)
+    position = prim.forwarded(args, type_of(binding.var))
     return None if position is None else args[position]
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from shax.builder import Builder
-from shax.ir import Binding, Definition, Var
+from shax.ir import Binding, Definition, Var, type_of
 from shax.passes.rewrite import emit_typed, keep, reshaped, rewrite
 from shax.primitives import Add, Broadcast, Constant, ReduceSum, Slice
 from shax.types import TensorType
@@ -32,14 +32,15 @@ def zeros(builder: Builder, t: TensorType, source: str | None) -> Var:
 
 def sum_rows(builder: Builder, x: Var, axis: int, source: str | None) -> Var:
     """Σ_i x[..., i:i+1, ...] along `axis`, added left to right."""
-    start, end = [0] * x.type.rank, list(x.type.shape)
+    t = type_of(x)
+    start, end = [0] * t.rank, list(t.shape)
 
     def row(i: int) -> Var:
         start[axis], end[axis] = i, i + 1
         return emit_typed(builder, Slice(start, end), (x,), source)
 
     total = row(0)
-    for i in range(1, x.type.shape[axis]):
+    for i in range(1, t.shape[axis]):
         total = emit_typed(builder, Add(), (total, row(i)), source)
     return total
 
@@ -50,11 +51,11 @@ def lower_reductions_to_sums_of_slices(defn: Definition) -> Definition:
         if not isinstance(prim, ReduceSum):
             return keep(builder, binding, args)
         (x,) = args
-        if any(x.type.shape[axis] == 0 for axis in prim.axes):
-            return zeros(builder, binding.var.type, binding.source)
+        if any(type_of(x).shape[axis] == 0 for axis in prim.axes):
+            return zeros(builder, type_of(binding.var), binding.source)
         for axis in sorted(prim.axes):
-            if x.type.shape[axis] > 1:
+            if type_of(x).shape[axis] > 1:
                 x = sum_rows(builder, x, axis, binding.source)
-        return reshaped(builder, x, binding.var.type.shape, binding.source)
+        return reshaped(builder, x, type_of(binding.var).shape, binding.source)
 
     return rewrite("lower_reductions_to_sums_of_slices", defn, lower)

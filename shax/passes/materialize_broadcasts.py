@@ -10,7 +10,7 @@ forward sweep: linear time.
 from __future__ import annotations
 
 from shax.builder import Builder
-from shax.ir import Binding, Definition, Var
+from shax.ir import Binding, Definition, Var, type_of
 from shax.passes.rewrite import emit_typed, keep, rewrite
 from shax.primitives import Broadcast
 
@@ -19,11 +19,11 @@ def materialize_broadcasts(defn: Definition) -> Definition:
     def materialize(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
         if not binding.prim.broadcasting:
             return keep(builder, binding, args)
-        shape = binding.var.type.shape
+        shape = type_of(binding.var).shape
         explicit = []
         for x in args:
-            rank = x.type.rank
-            if x.type.shape != shape:
+            rank = type_of(x).rank
+            if type_of(x).shape != shape:
                 # numpy aligns trailing axes: input axis i is output axis R - r + i; size-1 axes stretch.
                 x = emit_typed(builder, Broadcast(range(len(shape) - rank, len(shape)), shape), (x,), binding.source)
             explicit.append(x)

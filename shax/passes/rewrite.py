@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from shax.builder import Builder
 from shax.errors import ShaxError, ShaxTypeError, at
 from shax.gcpause import collector_paused
-from shax.ir import Binding, Definition, Var
+from shax.ir import Binding, Definition, Var, type_of
 from shax.primitive import Primitive
 from shax.primitives import Reshape
 from shax.printing import show_binding
@@ -67,7 +67,7 @@ def keep(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
 
 def emit_typed(builder: Builder, prim: Primitive, args: Sequence[Var], source: str | None) -> Var:
     """A new binding, typed by its primitive's type rule."""
-    return builder.emit(prim, args, result_type(prim, *(a.type for a in args)), source)
+    return builder.emit(prim, args, result_type(prim, *(type_of(a) for a in args)), source)
 
 
 def reshaped(builder: Builder, x: Var, shape: Sequence[int], source: str | None) -> Var:

@@ -14,7 +14,7 @@ import attrs
 import typeclasses as tc
 from shax.errors import ShaxTypeError, ShaxValueError
 from shax.primitive import Linearity, Primitive, ints
-from shax.rules.batch import batch_rule, shifted
+from shax.rules.batch import batch_rule, batched, shifted
 from shax.rules.codegen import Operand, Site, codegen_rule, reshaped, shape_source
 from shax.rules.transpose import Linear, transpose_rule
 from shax.rules.types import type_rule
@@ -162,5 +162,6 @@ def _dot_general_batch(
     lf = free_axes(len(tc.shape(x)) - (dx is not None), prim.lhs_contracting, prim.lhs_batch)
     if dx is not None:
         return result, len(lb) + sum(a < dx for a in lf)
+    dy = batched(dy)  # x is not batched, so y is
     rf = free_axes(len(tc.shape(y)) - 1, prim.rhs_contracting, prim.rhs_batch)
     return result, len(lb) + len(lf) + sum(a < dy for a in rf)

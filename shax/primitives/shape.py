@@ -14,7 +14,7 @@ import numpy as np
 import typeclasses as tc
 from shax.errors import ShaxTypeError, ShaxValueError
 from shax.primitive import Linearity, Primitive, int_pairs, ints
-from shax.rules.batch import batch_rule, moveaxis, shifted
+from shax.rules.batch import batch_rule, batched, moveaxis, shifted
 from shax.rules.codegen import Operand, Site, codegen_rule, dtype_source, reshaped, shape_source
 from shax.rules.linearize import Tangent, linearize_rule, zero_of, zero_rule
 from shax.rules.transpose import Linear, transpose_rule, unbroadcast
@@ -298,7 +298,7 @@ def _reduce_sum_transpose(prim: ReduceSum, ct: Tracer, operands: Sequence[Linear
 # (B, *s) -> (B, *shape) and (*s, B) -> (*shape, B); another moves to the front first.
 @batch_rule(Reshape)
 def _reshape_batch(prim: Reshape, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
-    (x,), (d,) = operands, dims
+    (x,), d = operands, batched(dims[0])
     shape = tc.shape(x)
     if 0 < d == len(shape) - 1:
         return tc.reshape(x, (*prim.shape, shape[d])), len(prim.shape)
@@ -311,7 +311,7 @@ def _reshape_batch(prim: Reshape, operands: Sequence[Tracer], dims: Sequence[int
 def _broadcast_batch(
     prim: Broadcast, operands: Sequence[Tracer], dims: Sequence[int | None]
 ) -> tuple[Tracer, int | None]:
-    (x,), (d,) = operands, dims
+    (x,), d = operands, batched(dims[0])
     q = prim.dims[d - 1] + 1 if d > 0 else 0
     out_dims = [shifted(a, q) for a in prim.dims]
     out_dims.insert(d, q)
@@ -325,7 +325,7 @@ def _broadcast_batch(
 def _transpose_batch(
     prim: Transpose, operands: Sequence[Tracer], dims: Sequence[int | None]
 ) -> tuple[Tracer, int | None]:
-    (x,), (d,) = operands, dims
+    (x,), d = operands, batched(dims[0])
     perm = [shifted(p, d) for p in prim.perm]
     perm.insert(d, d)
     return tc.transpose(x, perm), d
@@ -334,7 +334,7 @@ def _transpose_batch(
 # slice: the whole batch axis, [0, B), is kept.
 @batch_rule(Slice)
 def _slice_batch(prim: Slice, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
-    (x,), (d,) = operands, dims
+    (x,), d = operands, batched(dims[0])
     start, end = list(prim.start), list(prim.end)
     start.insert(d, 0)
     end.insert(d, tc.shape(x)[d])
@@ -344,7 +344,7 @@ def _slice_batch(prim: Slice, operands: Sequence[Tracer], dims: Sequence[int | N
 # pad: nothing is added along the batch axis.
 @batch_rule(Pad)
 def _pad_batch(prim: Pad, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
-    (x,), (d,) = operands, dims
+    (x,), d = operands, batched(dims[0])
     lohi = list(prim.lohi)
     lohi.insert(d, (0, 0))
     return tc.pad(x, lohi, prim.value), d
@@ -356,5 +356,5 @@ def _pad_batch(prim: Pad, operands: Sequence[Tracer], dims: Sequence[int | None]
 def _reduce_sum_batch(
     prim: ReduceSum, operands: Sequence[Tracer], dims: Sequence[int | None]
 ) -> tuple[Tracer, int | None]:
-    (x,), (d,) = operands, dims
+    (x,), d = operands, batched(dims[0])
     return tc.reduce_sum(x, [shifted(a, d) for a in prim.axes]), d - sum(a < d for a in prim.axes)

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import typeclasses as tc
+from shax.errors import ShaxError
 from shax.primitive import Primitive
 from shax.rules.table import RuleTable
 
@@ -41,6 +42,14 @@ def never_batched(prim: Primitive, operands: Sequence[Tracer], dims: Sequence[in
 
 batch_rules: RuleTable[BatchRule] = RuleTable("batch", lambda cls: never_batched if cls.arity == 0 else None)
 batch_rule = batch_rules.register
+
+
+def batched(dim: int | None) -> int:
+    """The batch axis `dim` of an operand a rule knows is batched: a unary primitive's operand
+    (a rule runs only when some operand is batched), or one of two whose other is unbatched."""
+    if dim is None:
+        raise ShaxError("a batching rule expected a batched operand, got one without a batch axis")
+    return dim
 
 
 def shifted(axis: int, dim: int) -> int:

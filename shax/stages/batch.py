@@ -27,7 +27,7 @@ import numpy as np
 import typeclasses as tc
 from shax.errors import ShaxTypeError, ShaxValueError
 from shax.gcpause import collector_paused
-from shax.ir import Binding, Definition
+from shax.ir import Binding, Definition, type_of
 from shax.primitive import Arg
 from shax.rules.batch import batch_rules, moveaxis
 from shax.stages.linearize import definition_of
@@ -57,7 +57,8 @@ def batch(defn: Definition, in_axes: Axes, axis_size: int, out_axes: Axes = 0) -
 
         def step(binding: Binding) -> None:
             if isinstance(binding.prim, Arg):
-                value, dim = _argument(trace, binding, in_dims[binding.prim.index], size)
+                k = binding.prim.index
+                value, dim = _argument(binding, trace.args[k], in_dims[k], size)
             else:
                 operands, operand_dims = [values[a.id] for a in binding.args], [dims[a.id] for a in binding.args]
                 value, dim = _batch_binding(trace, binding, operands, operand_dims, size)
@@ -105,9 +106,9 @@ def _axes(defn: Definition, what: str, noun: str, types: Sequence[TensorType], a
     return normalized
 
 
-def _argument(trace: Trace, binding: Binding, dim: int | None, size: int) -> tuple[Tracer, int | None]:
-    value = trace.args[binding.prim.index]
-    expected = binding.var.type if dim is None else batched_type(binding.var.type, dim, size)
+def _argument(binding: Binding, value: Tracer, dim: int | None, size: int) -> tuple[Tracer, int | None]:
+    t = type_of(binding.var)
+    expected = t if dim is None else batched_type(t, dim, size)
     if value.type != expected:
         raise ShaxTypeError(f"annotated {binding.var.type}, but the argument has type {value.type} with its batch axis")
     return value, dim
@@ -124,7 +125,8 @@ def _batch_binding(
             raise ShaxTypeError(f"annotated {binding.var.type}, but the operation gives {value.type}")
         return value, None
     value, dim = batch_rules[prim](prim, operands, dims)
-    t = binding.var.type
+    t = type_of(binding.var)
+    expected: TensorType | None
     if dim is None:
         expected = t
     elif isinstance(dim, int) and 0 <= dim <= t.rank:

@@ -25,7 +25,7 @@ import numpy as np
 
 from shax.errors import ShaxError, ShaxTypeError
 from shax.gcpause import collector_paused
-from shax.ir import Binding, Definition, LinearizedDefinition
+from shax.ir import Binding, Definition, LinearizedDefinition, type_of
 from shax.primitive import Arg, Linearity, Primitive
 from shax.primitives import Constant
 from shax.rules.linearize import linearizing
@@ -77,7 +77,7 @@ class _State:
         self.num_tangents = num_tangents
         # Arguments of the transposed definition: the output cotangents, then the residuals.
         self.first_residual = len(linear.outputs)
-        self.types: dict[int, TensorType] = {b.var.id: b.var.type for b in linear.bindings}  # var id -> type
+        self.types: dict[int, TensorType] = {b.var.id: type_of(b.var) for b in linear.bindings}  # var id -> type
         self.kind: dict[int, Kind] = {}  # var id -> its kind
         self.values: dict[int, Tracer] = {}  # var id of a zero or a value -> it, recomputed forward
         self.cotangents: dict[int, Tracer] = {}  # var id of a linear value -> its cotangent so far
@@ -87,7 +87,7 @@ class _State:
         """Classify `binding`; recompute it forward unless it is linear."""
         prim, var = binding.prim, binding.var
         if isinstance(prim, Arg) and prim.index < self.num_tangents:
-            if not var.type.dtype.is_float:
+            if not type_of(var).dtype.is_float:
                 raise ShaxTypeError(f"a tangent input must be a float tensor, not {var.type}")
             self.kind[var.id] = Kind.LINEAR
             return

@@ -60,7 +60,7 @@ class _Parameters:
         leaves = [k for p in chosen for k in range(starts[p], starts[p + 1]) if types[k].dtype.is_float]
         return _Parameters(in_tree, types, tuple(chosen), tuple(leaves))
 
-    def cotangents(self, values: Sequence[Any], positions: Sequence[int]) -> list[Any]:
+    def cotangents(self, values: Sequence[Any], positions: Sequence[int]) -> Sequence[Any]:
         """One pytree per parameter in `positions`: the differentiated leaves' `values`
         (in `differentiated` order), zeros for the other leaves."""
         if self.flat and self.differentiated == positions:

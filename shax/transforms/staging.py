@@ -17,7 +17,7 @@ import attrs
 
 from shax.ir import Definition
 from shax.pytree import TreeDef, unflatten
-from shax.stages import infer_types
+from shax.stages.infer_types import infer_types
 from shax.tracer import Tracer
 from shax.tracing import Traced, trace_pytree
 from shax.types import TensorType

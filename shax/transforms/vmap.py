@@ -114,6 +114,7 @@ def _leaf_axes(what: str, axes: Hashable, tree: TreeDef, top_level: bool) -> lis
             raise at(ShaxValueError(message), current_source())
         children = [v for _, v in axes.items]
     else:
+        assert isinstance(axes, tuple), axes  # `_frozen` leaves ints, None, `_Dict`s and tuples
         if tree.kind == "dict" or len(axes) != len(tree.children):
             noun = "argument" if top_level else "entry"
             message = (

@@ -13,7 +13,7 @@ from typing import Any
 from shax import passes
 from shax.ir import Definition
 from shax.pytree import unflatten
-from shax.stages import infer_types
+from shax.stages.infer_types import infer_types
 from shax.tracing import trace
 from shax.transforms.arguments import abstract_types
 
