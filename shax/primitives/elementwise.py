@@ -76,10 +76,11 @@ def elementwise(
     if derivative is not None and linearity is not None:
         raise ValueError(f"{function.__name__}: give its derivative or its linearity, not both")
     printed = name or function.__name__
+    operands = tuple(linearity or (Linearity.NONLINEAR,) * arity)
     namespace = {
         "name": printed,
         "function": function,
-        "linearity": tuple(linearity or (Linearity.NONLINEAR,) * arity),
+        "linearity": operands,
         "accepts": frozenset(accepts),
         "result_dtype": result_dtype,
         "commutative": commutative,
@@ -95,6 +96,6 @@ def elementwise(
     codegen_rule(cls)(codegen)
     if derivative is not None:
         linearize_rule(cls)(elementwise_jvp(derivative))
-    if cls.positions(Linearity.LINEAR) or cls.positions(Linearity.BILINEAR):
+    if {Linearity.LINEAR, Linearity.BILINEAR} & set(operands):
         transpose_rule(cls)(elementwise_transpose)
     return cls
