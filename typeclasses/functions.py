@@ -58,7 +58,7 @@ def neg(x: F) -> F:
 
 
 @typeclass_function(Floating)
-def abs(x: F) -> F:  # noqa: A001 - the Haskell name, as DESIGN §2 asks
+def abs(x: F) -> F:  # noqa: A001 - the Haskell name
     return pick("abs", x).abs(x)
 
 

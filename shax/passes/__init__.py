@@ -1,5 +1,5 @@
 """Rewrite passes: each a pure function from a typed Definition to a typed Definition,
-renumbered x0, x1, ... (DESIGN §4). Each module states its pass's contract.
+renumbered x0, x1, and so on. Each module states its pass's contract.
 
     dce, cse, fold_constants, forward_identities, materialize_broadcasts,
     canonicalize_dot_general, lower_reductions_to_sums_of_slices

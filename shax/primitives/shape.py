@@ -1,7 +1,7 @@
 """Shape primitives, all linear in their operand: reshape, broadcast, transpose, slice,
-pad, reduce_sum. Semantics follow numpy and XLA (DESIGN §8). Being linear, each is its
-own derivative, d f(x) = f(dx), derived from its linearity (pad's once its fill value is
-taken out); their transposes are written here."""
+pad, reduce_sum. Semantics follow numpy and XLA. Being linear, each is its own derivative,
+d f(x) = f(dx), derived from its linearity (pad's once its fill value is taken out);
+their transposes are written here."""
 
 from __future__ import annotations
 
