@@ -54,7 +54,9 @@ def evaluate(defn: Definition, *args: Any) -> list[Any]:
             raise ShaxValueError(f"{unbound} used before being bound") from None
         env[binding.var.id] = eval_rules[prim](prim, operands)
 
-    for_each_binding("evaluate", defn.bindings, run, foreign_errors=True)
+    # On tracers, evaluation records the operations into their trace (inlining).
+    records = any(type(v) is Tracer for v in values)
+    for_each_binding("evaluate", defn.bindings, run, foreign_errors=True, records=records)
     missing = [f"x{v.id}" for v in defn.outputs if v.id not in env]
     if missing:
         raise ShaxValueError(f"evaluate: {defn.name} returns {', '.join(missing)}, never bound")

@@ -19,7 +19,7 @@ users declare theirs.
 from __future__ import annotations
 
 import enum
-import functools
+import operator
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -71,17 +71,22 @@ class Primitive:
     # A result of its operand's type is its operand (reshape, slice, pad, ... to the same shape).
     same_type_is_identity: ClassVar[bool] = False
 
+    # The positions of the LINEAR and of the BILINEAR operands, set on declaration.
+    linear_operands: ClassVar[tuple[int, ...]] = ()
+    bilinear_operands: ClassVar[tuple[int, ...]] = ()
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "linearity" in cls.__dict__:
             cls.arity = len(cls.linearity)
+            cls.linear_operands = cls.positions(Linearity.LINEAR)
+            cls.bilinear_operands = cls.positions(Linearity.BILINEAR)
         if "name" in cls.__dict__:  # concrete; families (Unary, Binary) leave it to their members
             _declared[(cls.__module__, cls.__qualname__, cls.function)] = cls
 
     # Derived from linearity.
 
     @classmethod
-    @functools.cache  # stages ask once per binding
     def positions(cls, linearity: Linearity) -> tuple[int, ...]:
         """The operand positions of that linearity."""
         return tuple(k for k, operand in enumerate(cls.linearity) if operand is linearity)
@@ -95,7 +100,7 @@ class Primitive:
 
     def static_args(self) -> tuple[Any, ...]:
         """The static parameters as the typeclass function takes them, after the operands."""
-        return tuple(getattr(self, field.name) for field in attrs.fields(type(self)))
+        return _fields_getter(type(self))(self)
 
     @classmethod
     def from_static_args(cls, *args: Any) -> Primitive:
@@ -127,6 +132,25 @@ class Primitive:
         """An error naming this primitive and its operand types."""
         operands = ", ".join(map(str, operand_types))
         return error(f"{self.name}: {message}" + (f" (operands: {operands})" if operand_types else ""))
+
+
+# primitive class -> the function reading its attrs fields, in order, as a tuple
+_getters: dict[type[Primitive], Callable[[Primitive], tuple[Any, ...]]] = {}
+
+
+def _fields_getter(cls: type[Primitive]) -> Callable[[Primitive], tuple[Any, ...]]:
+    getter = _getters.get(cls)  # evaluation asks once per binding: built once per class
+    if getter is None:
+        names = [field.name for field in attrs.fields(cls)]
+        read = operator.attrgetter(*names) if names else None
+        if read is None:
+            getter = lambda prim: ()  # noqa: E731
+        elif len(names) == 1:
+            getter = lambda prim: (read(prim),)  # noqa: E731
+        else:
+            getter = read
+        _getters[cls] = getter
+    return getter
 
 
 def all_primitives() -> list[type[Primitive]]:

@@ -54,7 +54,7 @@ def check_types(defn: Definition) -> Definition:
             raise ShaxTypeError(f"annotated {binding.var.type}, but the rule gives {t}")
         env[binding.var.id] = t
 
-    for_each_binding("check_types", defn.bindings, check)
+    for_each_binding("check_types", defn.bindings, check, records=False)
     check_outputs("check_types", defn, env)
     return mark_well_typed(defn)
 

@@ -31,12 +31,21 @@ def fail(stage: str, binding: Binding, message: str, error: type[ShaxError] = Sh
 
 
 def for_each_binding(
-    stage: str, bindings: Iterable[Binding], step: Callable[[Binding], object], foreign_errors: bool = False
+    stage: str,
+    bindings: Iterable[Binding],
+    step: Callable[[Binding], object],
+    foreign_errors: bool = False,
+    records: bool = True,
 ) -> None:
-    """`step` on each of `bindings` in order (see the module docstring)."""
+    """`step` on each of `bindings` in order (see the module docstring). A walk whose steps
+    record no operation (evaluation on numpy values) says so with `records=False` and
+    skips the attribution, its per-binding cost."""
     binding = None
     try:
-        for binding in bindings:
+        if not records:
+            for binding in bindings:
+                step(binding)
+        for binding in bindings if records else ():
             with attributed_to(binding.source):
                 step(binding)
     except ShaxError as error:

@@ -93,7 +93,7 @@ class _Generator:
             if line is not None:
                 lines.append(line)
 
-        for_each_binding("codegen", [self.bindings[i] for i in live], emit)
+        for_each_binding("codegen", [self.bindings[i] for i in live], emit, records=False)
         name = self._function_name()
         checks = [self._check(k, p, t) for k, (p, t) in enumerate(zip(params, self.defn.arg_types))]
         outputs = [self.expr[v.id] for v in self.defn.outputs]

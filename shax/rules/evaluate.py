@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+import attrs
+
 from shax.primitive import Primitive
 from shax.rules.table import RuleTable
 
@@ -26,7 +28,16 @@ def apply_function(prim: Primitive, operands: Sequence[Any]) -> Any:
 
 
 def _derive(cls: type[Primitive]) -> EvalRule | None:
-    return apply_function if cls.function is not None else None
+    function = cls.function
+    if function is None:
+        return None
+    if attrs.fields(cls):
+        return apply_function
+
+    def call(prim: Primitive, operands: Sequence[Any]) -> Any:  # no static arguments: the function alone
+        return function(*operands)
+
+    return call
 
 
 eval_rules: RuleTable[EvalRule] = RuleTable("eval", _derive)

@@ -115,14 +115,17 @@ def zero_tangent(prim: Primitive, primals: Sequence[Tracer], tangents: Sequence[
 
 # f linear in its linear operands, the others (non-differentiable) fixed: d f(p, x) = f(p, dx)
 def linear_jvp(prim: Primitive, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer) -> Tangent:
-    linear = prim.positions(Linearity.LINEAR)
+    linear = prim.linear_operands
     return prim.apply(*(t if k in linear else residual(x) for k, (x, t) in enumerate(zip(primals, tangents))))
 
 
 # f linear in each factor alone: d f(x, y) = f(x, dy) + f(dx, y), the terms in this order
 def bilinear_jvp(prim: Primitive, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer) -> Tangent:
+    if len(primals) == 2 == len(prim.bilinear_operands):  # mul, dot_general: every product
+        (x, y), (dx, dy) = primals, tangents
+        return prim.apply(residual(x), dy) + prim.apply(dx, residual(y))
     total: Tangent = None
-    for k in reversed(prim.positions(Linearity.BILINEAR)):
+    for k in reversed(prim.bilinear_operands):
         term = prim.apply(*(t if j == k else residual(x) for j, (x, t) in enumerate(zip(primals, tangents))))
         total = term if total is None else total + term
     return total
@@ -138,9 +141,9 @@ def elementwise_jvp(derivative: Derivative) -> LinearizeRule:
     again (higher derivatives)."""
 
     def rule(prim: Primitive, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer) -> Tangent:
+        if len(primals) == 1:  # most elementwise functions: f'(x) · dx
+            return residual(derivative(primals[0], out)) * tangents[0]
         partials = derivative(*primals, out)
-        if len(primals) == 1:
-            partials = (partials,)
         terms = [residual(p) * t for p, t in zip(partials, tangents) if not isinstance(t, Zero)]
         total = terms[0]
         for term in terms[1:]:
@@ -197,7 +200,7 @@ def linear_zero(prim: Primitive, operands: Sequence[Any]) -> Any:
             raise ShaxTypeError(f"{prim.name}: a zero tangent ({operands[k].type}) cannot be {role}")
     if any(prim.linearity[k] is Linearity.BILINEAR for k in zeros):
         return zero_of(prim, operands)
-    if all(isinstance(operands[k], Zero) for k in prim.positions(Linearity.LINEAR)):
+    if all(isinstance(operands[k], Zero) for k in prim.linear_operands):
         return zero_of(prim, operands)
     return prim.apply(*(materialized(o) for o in operands))
 
@@ -210,7 +213,7 @@ def nonlinear_zero(prim: Primitive, operands: Sequence[Any]) -> Any:
 
 
 def _derive_zero(cls: type[Primitive]) -> ZeroRule:
-    linear = cls.positions(Linearity.LINEAR) or cls.positions(Linearity.BILINEAR)
+    linear = cls.linear_operands or cls.bilinear_operands
     return linear_zero if linear else nonlinear_zero
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 import typeclasses as tc
-from shax.primitive import Linearity, Primitive
+from shax.primitive import Primitive
 from shax.rules.linearize import Zero
 from shax.rules.table import RuleTable
 from shax.types import TensorType
@@ -50,7 +50,7 @@ def not_linear(prim: Primitive, ct: Tracer, operands: Sequence[Operand]) -> Sequ
 
 
 def _derive(cls: type[Primitive]) -> TransposeRule | None:
-    linear = cls.positions(Linearity.LINEAR) or cls.positions(Linearity.BILINEAR)
+    linear = cls.linear_operands or cls.bilinear_operands
     return None if linear else not_linear
 
 
@@ -62,7 +62,7 @@ def check_linear_operands(prim: Primitive, operands: Sequence[Operand]) -> None:
     """Nothing if the `Linear` operands are ones `prim` is linear in (all of its linear
     operands, or one bilinear one); else an error: the binding is not linear in the tangents."""
     pattern = tuple(k for k, o in enumerate(operands) if isinstance(o, Linear))
-    linear, bilinear = prim.positions(Linearity.LINEAR), prim.positions(Linearity.BILINEAR)
+    linear, bilinear = prim.linear_operands, prim.bilinear_operands
     if (linear or bilinear) and not (pattern == linear if linear else len(pattern) == 1 and pattern[0] in bilinear):
         message = (
             f"is not linear in the tangent inputs when its operand(s) {list(pattern)}, and no others, depend on them"
@@ -80,8 +80,12 @@ def elementwise_transpose(prim: Primitive, ct: Tracer, operands: Sequence[Operan
         if not isinstance(operand, Linear):
             cotangents.append(None)
             continue
-        others = [ct if j == k else Zero(o.type) if isinstance(o, Linear) else o for j, o in enumerate(operands)]
-        cotangents.append(unbroadcast(prim.apply(*others), operand.type))
+        zeros = [j for j, o in enumerate(operands) if j != k and isinstance(o, Linear)]
+        if zeros and prim.neutral is not None and prim.neutral[0] == 0 and set(zeros) <= set(prim.neutral[1]):
+            image = ct  # f(.., ct, .., 0, ..) = ct, 0 being neutral there: the sum's x + 0 = x, without dispatch
+        else:
+            image = prim.apply(*(ct if j == k else Zero(o.type) if j in zeros else o for j, o in enumerate(operands)))
+        cotangents.append(unbroadcast(image, operand.type))
     return cotangents
 
 

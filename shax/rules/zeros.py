@@ -12,6 +12,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import attrs
+
 import typeclasses as tc
 from shax.primitive import implementing
 from shax.rules.linearize import Zero, zero_rules
@@ -29,9 +31,10 @@ class ZeroInstance(tc.Instance):
         if cls is None:
             return super().__getattr__(method)
         rule, arity = zero_rules.rule_for_class(cls), cls.arity
+        plain = None if attrs.fields(cls) else cls()  # no static parameters: one primitive serves every call
 
         def run(self: ZeroInstance, *args: Any) -> Any:
-            return rule(cls.from_static_args(*args[arity:]), args[:arity])
+            return rule(cls.from_static_args(*args[arity:]) if plain is None else plain, args[:arity])
 
         run.__name__ = method
         setattr(ZeroInstance, method, run)  # derived once, then a plain method

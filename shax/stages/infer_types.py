@@ -31,6 +31,6 @@ def infer_types(defn: Definition) -> Definition:
         var = typed_vars[binding.var.id] = Var(binding.var.id, t)
         typed.append(Binding(var, binding.prim, tuple([typed_vars[a.id] for a in binding.args]), binding.source))
 
-    for_each_binding("infer_types", defn.bindings, infer)
+    for_each_binding("infer_types", defn.bindings, infer, records=False)
     check_outputs("infer_types", defn, env)
     return mark_well_typed(Definition(defn.name, defn.arg_types, tuple(typed), defn.outputs))

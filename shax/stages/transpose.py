@@ -105,7 +105,7 @@ class _State:
             return
         # A linear operation on zeros is zero, whatever its non-differentiable operands are
         # (a select's predicate).
-        linear = prim.positions(Linearity.LINEAR)
+        linear = prim.linear_operands
         linear_in_zeros = bool(linear) and all(
             kinds[k] is Kind.ZERO if k in linear else prim.linearity[k] is Linearity.NON_DIFFERENTIABLE
             for k in range(len(kinds))
