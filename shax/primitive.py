@@ -21,6 +21,7 @@ from __future__ import annotations
 import enum
 import operator
 from collections.abc import Callable, Sequence
+from inspect import getattr_static
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
@@ -91,11 +92,6 @@ class Primitive:
         """The operand positions of that linearity."""
         return tuple(k for k, operand in enumerate(cls.linearity) if operand is linearity)
 
-    @classmethod
-    def is_differentiable(cls) -> bool:
-        """Whether some operand's tangent can reach the result."""
-        return any(operand is not Linearity.NON_DIFFERENTIABLE for operand in cls.linearity)
-
     # The typeclass boundary: `function(*operands, *static_args())` runs this primitive.
 
     def static_args(self) -> tuple[Any, ...]:
@@ -142,13 +138,10 @@ def _fields_getter(cls: type[Primitive]) -> Callable[[Primitive], tuple[Any, ...
     getter = _getters.get(cls)  # evaluation asks once per binding: built once per class
     if getter is None:
         names = [field.name for field in attrs.fields(cls)]
-        read = operator.attrgetter(*names) if names else None
-        if read is None:
-            getter = lambda prim: ()  # noqa: E731
-        elif len(names) == 1:
-            getter = lambda prim: (read(prim),)  # noqa: E731
+        if len(names) > 1:
+            getter = operator.attrgetter(*names)
         else:
-            getter = read
+            getter = lambda prim: tuple(getattr(prim, name) for name in names)
         _getters[cls] = getter
     return getter
 
@@ -164,6 +157,48 @@ def implementing(method: str) -> type[Primitive] | None:
         if cls.function is not None and tc.method_of(cls.function) == method:
             return cls
     return None
+
+
+class DerivedInstance(tc.Instance):
+    """A typeclass instance whose method for each typeclass function is derived, on first
+    use, from the primitive implementing it (`derive`), then kept as a plain method."""
+
+    def derive(self, cls: type[Primitive], method: str) -> Callable[..., Any]:
+        raise NotImplementedError
+
+    def __getattr__(self, method: str) -> Any:
+        cls = None if method.startswith("_") else implementing(method)
+        if cls is None:
+            return super().__getattr__(method)
+        setattr(type(self), method, self.derive(cls, method))
+        return getattr(self, method)
+
+
+def primitive_method(
+    cls: type[Primitive],
+    method: str,
+    run: Callable[[Primitive, tuple[Any, ...]], Any],
+    build: Callable[..., Primitive] | None = None,
+) -> Callable[..., Any]:
+    """The instance method `method` of the typeclass function `cls` implements: its first
+    `cls.arity` arguments are the operands, the rest the static arguments, from which
+    `build` (`cls.from_static_args` by default) makes the primitive; it returns
+    `run(primitive, operands)`. A class without static parameters has one primitive."""
+    arity, make = cls.arity, build or cls.from_static_args
+    inherited = getattr_static(cls, "from_static_args") is getattr_static(Primitive, "from_static_args")
+    if not attrs.fields(cls) and inherited:
+        prim = cls()
+
+        def call(self: Any, *operands: Any) -> Any:
+            return run(prim, operands)
+
+    else:
+
+        def call(self: Any, *args: Any) -> Any:
+            return run(make(*args[arity:]), args[:arity])
+
+    call.__name__ = method
+    return call
 
 
 def ints(values: Any) -> tuple[int, ...]:

@@ -14,18 +14,16 @@ arguments of the inner one (constants of the inner transform).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from inspect import getattr_static
 from typing import Any, NoReturn
 
-import attrs
 import numpy as np
 
 import typeclasses as tc
 from shax.errors import ShaxError, ShaxTypeError, at
 from shax.location import current_source
-from shax.primitive import Arg, Primitive, implementing
+from shax.primitive import Arg, DerivedInstance, Primitive, primitive_method
 from shax.primitives import Broadcast, Constant, Select
 from shax.rules.types import result_type
 from shax.types import DType, TensorType, bool_, dtype_of_numpy, f32, i32
@@ -249,7 +247,7 @@ def apply(prim: Primitive, *operands: Any) -> Tracer:
     return emit(trace, prim, args)
 
 
-class TracerInstance(tc.Instance):
+class TracerInstance(DerivedInstance):
     """The tracer's instance of Floating, Ord and HNP: every method records the primitive
     implementing its typeclass function. The methods are derived from the primitives
     (`shax.primitive.implementing`) on first use, not written one by one; the few that
@@ -270,34 +268,8 @@ class TracerInstance(tc.Instance):
             )
         return apply(Select(), pred, on_true, on_false)
 
-    def __getattr__(self, method: str) -> Any:
-        cls = None if method.startswith("_") else implementing(method)
-        if cls is None:
-            return super().__getattr__(method)
-        setattr(TracerInstance, method, _recording(cls, method))  # derived once, then a plain method
-        return getattr(self, method)
-
-
-def _recording(cls: type[Primitive], method: str) -> Any:
-    """The tracer's method for the typeclass function `cls` implements: record `cls`, built
-    from the function's static arguments (those after its `cls.arity` operands)."""
-    arity = cls.arity
-    # Whether cls keeps Primitive's from_static_args: looked up unbound, as the classmethods
-    # themselves (mypy cannot see the `__func__` of a bound one).
-    inherited = getattr_static(cls, "from_static_args") is getattr_static(Primitive, "from_static_args")
-    if not attrs.fields(cls) and inherited:
-        prim = cls()  # no static parameters: one primitive serves every call
-
-        def record(self: TracerInstance, *operands: Any) -> Any:
-            return apply(prim, *operands)
-
-    else:
-
-        def record(self: TracerInstance, *args: Any) -> Any:
-            return apply(_static(cls, method, *args[arity:]), *args[:arity])
-
-    record.__name__ = method
-    return record
+    def derive(self, cls: type[Primitive], method: str) -> Callable[..., Any]:
+        return primitive_method(cls, method, lambda prim, operands: apply(prim, *operands), _static_parameters(cls))
 
 
 def _fill(pred: Tracer, number: Any, branches: Sequence[Any]) -> Tracer:
@@ -305,15 +277,20 @@ def _fill(pred: Tracer, number: Any, branches: Sequence[Any]) -> Tracer:
     return emit(pred.trace, Broadcast((), pred.shape), (scalar,))
 
 
-def _static(cls: type[Primitive], op: str, *params: Any) -> Primitive:
-    """Build a primitive from user-given static parameters, naming the op on bad ones."""
-    try:
-        return cls.from_static_args(*params)
-    except ShaxError as error:
-        named = str(error) if str(error).startswith(f"{op}: ") else f"{op}: {error}"
-        raise at(type(error)(named), current_source()) from None
-    except (TypeError, ValueError) as error:
-        raise at(ShaxTypeError(f"{op}: bad static parameters {params!r}: {error}"), current_source()) from None
+def _static_parameters(cls: type[Primitive]) -> Callable[..., Primitive]:
+    """`cls` from user-given static parameters, naming the operation on bad ones."""
+
+    def build(*params: Any) -> Primitive:
+        try:
+            return cls.from_static_args(*params)
+        except ShaxError as error:
+            named = str(error) if str(error).startswith(f"{cls.name}: ") else f"{cls.name}: {error}"
+            raise at(type(error)(named), current_source()) from None
+        except (TypeError, ValueError) as error:
+            message = f"{cls.name}: bad static parameters {params!r}: {error}"
+            raise at(ShaxTypeError(message), current_source()) from None
+
+    return build
 
 
 tracer_instance = TracerInstance()

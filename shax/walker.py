@@ -42,11 +42,12 @@ def for_each_binding(
     skips the attribution, its per-binding cost."""
     binding = None
     try:
-        if not records:
+        if records:
             for binding in bindings:
-                step(binding)
-        for binding in bindings if records else ():
-            with attributed_to(binding.source):
+                with attributed_to(binding.source):
+                    step(binding)
+        else:
+            for binding in bindings:
                 step(binding)
     except ShaxError as error:
         assert binding is not None

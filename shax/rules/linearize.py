@@ -121,9 +121,6 @@ def linear_jvp(prim: Primitive, primals: Sequence[Tracer], tangents: Sequence[Ta
 
 # f linear in each factor alone: d f(x, y) = f(x, dy) + f(dx, y), the terms in this order
 def bilinear_jvp(prim: Primitive, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer) -> Tangent:
-    if len(primals) == 2 == len(prim.bilinear_operands):  # mul, dot_general: every product
-        (x, y), (dx, dy) = primals, tangents
-        return prim.apply(residual(x), dy) + prim.apply(dx, residual(y))
     total: Tangent = None
     for k in reversed(prim.bilinear_operands):
         term = prim.apply(*(t if j == k else residual(x) for j, (x, t) in enumerate(zip(primals, tangents))))
