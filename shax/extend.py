@@ -45,6 +45,7 @@ from shax.rules.linearize import Zero, linearize_rule, residual, zero_rule
 from shax.rules.transpose import Linear, transpose_rule, unbroadcast
 from shax.rules.types import broadcast_shapes, type_rule
 from typeclasses import define_function
+from typeclasses.define import positional_parameters
 
 __all__ = [
     "Elementwise", "Linear", "Linearity", "Operand", "Pointwise", "Primitive", "Site", "Zero", "batch_rule",
@@ -63,11 +64,11 @@ def elementwise_primitive(name: str, numpy: Callable[..., Any], derivative: Call
     for role, given in (("numpy", numpy), ("derivative", derivative)):
         if not callable(given):
             raise at(ShaxTypeError(f"elementwise_primitive: {name}'s {role} must be a function, got {given!r}"), where)
-    arity = _positional(numpy)
-    if arity < 1 or _positional(derivative) != arity + 1:
+    arity, taken = len(positional_parameters(numpy)), len(positional_parameters(derivative))
+    if arity < 1 or taken != arity + 1:
         message = (
             f"elementwise_primitive: {name}'s numpy function takes {arity} operand(s), so its derivative takes "
-            f"them and the result, {arity + 1} in all; it takes {_positional(derivative)}"
+            f"them and the result, {arity + 1} in all; it takes {taken}"
         )
         raise at(ShaxValueError(message), where)
 
@@ -86,12 +87,3 @@ def elementwise_primitive(name: str, numpy: Callable[..., Any], derivative: Call
     module = sys._getframe(1).f_globals.get("__name__", "__main__")
     elementwise(function, FLOATS, Elementwise(on_numpy, ufunc=False), derivative=derivative, module=module)
     return function
-
-
-def _positional(function: Callable[..., Any]) -> int:
-    """How many positional parameters without defaults `function` takes (-1 if not known)."""
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return -1
-    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in parameters)

@@ -32,11 +32,7 @@ def define_function(
         raise ValueError(f"define_function: the name must be an identifier, got {name!r}")
     if not callable(numpy):
         raise TypeError(f"define_function: {name}'s numpy implementation must be callable, got {numpy!r}")
-    parameters = [
-        p
-        for p in inspect.signature(numpy).parameters.values()
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
-    ]
+    parameters = positional_parameters(numpy)
     count = len(parameters) if operands is None else operands
     if not 1 <= count <= len(parameters):
         raise ValueError(f"define_function: {name} needs between 1 and {len(parameters)} operand(s), got {count}")
@@ -55,3 +51,12 @@ def define_function(
     )
     setattr(NumpyInstance, method, lambda self, *args: numpy(*args))
     return typeclass_function(typeclass, method)(function)
+
+
+def positional_parameters(function: Callable[..., Any]) -> list[inspect.Parameter]:
+    """`function`'s positional parameters without defaults (none if they cannot be read)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature
+        return []
+    return [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
