@@ -1,7 +1,7 @@
 """The README's examples run as written, and the documentation stays inside the repository.
 
-Every ```python block of README.md runs, in order, in one namespace, from the repository
-root, as a reader pasting them one after the other would run them. README.md and the
+Every ```python block of README.md runs on its own, in a fresh namespace, from the
+repository root, as a reader pasting just that block would run it. README.md and the
 files under docs/ point at nothing outside the repository, and the README's links into
 docs/architecture.md name sections that exist."""
 
@@ -27,13 +27,12 @@ def test_the_readme_has_python_examples() -> None:
     assert len(python_blocks(README.read_text())) >= 5
 
 
-def test_every_readme_example_runs_in_order(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+def test_every_readme_example_runs_on_its_own(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     monkeypatch.chdir(ROOT)
-    namespace: dict[str, object] = {"__name__": "readme"}
     for number, block in enumerate(python_blocks(README.read_text()), start=1):
         first_line = block.splitlines()[0] if block.strip() else ""
         try:
-            exec(compile(block, f"README.md, python block {number}", "exec"), namespace)
+            exec(compile(block, f"README.md, python block {number}", "exec"), {"__name__": "readme"})
         except Exception as error:  # any error: the block does not run as written
             pytest.fail(f"README.md python block {number} ({first_line!r}) raised {type(error).__name__}: {error}")
     capsys.readouterr()  # what the examples print is for readers
