@@ -26,6 +26,7 @@ rules its linearity does not decide, with the decorators below, under the class.
 
 from __future__ import annotations
 
+import abc
 import inspect
 import sys
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+import typeclasses
 from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
 from shax.primitive import Linearity, Primitive, int_pairs, ints
@@ -44,7 +46,7 @@ from shax.rules.evaluate import eval_rule
 from shax.rules.linearize import Zero, linearize_rule, residual, zero_rule
 from shax.rules.transpose import Linear, transpose_rule, unbroadcast
 from shax.rules.types import broadcast_shapes, type_rule
-from typeclasses import define_function
+from typeclasses import Floating
 from typeclasses.define import positional_parameters
 
 __all__ = [
@@ -53,6 +55,20 @@ __all__ = [
     "eval_rule", "int_pairs", "ints", "linearize_rule", "moveaxis", "residual", "shape_source", "shifted",
     "transpose_rule", "type_rule", "unbroadcast", "zero_rule",
 ]  # fmt: skip
+
+
+def define_function(
+    name: str, numpy: Callable[..., Any], operands: int | None = None, typeclass: type[abc.ABC] = Floating
+) -> Callable[..., Any]:
+    """`typeclasses.define_function`: a new typeclass function with its numpy instance, the
+    first `operands` of `numpy`'s parameters its operands; a bad declaration is a ShaxError
+    at the caller's line."""
+    try:
+        return typeclasses.define_function(name, numpy, operands, typeclass)
+    except TypeError as error:
+        raise at(ShaxTypeError(str(error)), current_source()) from None
+    except ValueError as error:
+        raise at(ShaxValueError(str(error)), current_source()) from None
 
 
 def elementwise_primitive(name: str, numpy: Callable[..., Any], derivative: Callable[..., Any]) -> Callable[..., Any]:
@@ -83,7 +99,7 @@ def elementwise_primitive(name: str, numpy: Callable[..., Any], derivative: Call
 
     on_numpy.__name__ = on_numpy.__qualname__ = name  # how compiled code's header names it
     on_numpy.__signature__ = inspect.signature(numpy)  # type: ignore[attr-defined]  # read by define_function
-    function = define_function(name, on_numpy)
+    function = typeclasses.define_function(name, on_numpy)
     module = sys._getframe(1).f_globals.get("__name__", "__main__")
     elementwise(function, FLOATS, Elementwise(on_numpy, ufunc=False), derivative=derivative, module=module)
     return function

@@ -128,6 +128,18 @@ def test_bad_declarations_are_named_errors(name: Any, numpy: Any, derivative: An
         elementwise_primitive(name, numpy=numpy, derivative=derivative)
 
 
+@pytest.mark.parametrize(
+    ("name", "numpy", "operands", "message"),
+    [
+        ("cum sum", np.cumsum, None, "the name must be an identifier"),
+        ("cumsum", lambda x, axis: x, 3, "cumsum needs between 1 and 2 operand"),
+    ],
+)
+def test_bad_function_declarations_are_named_errors(name: str, numpy: Any, operands: Any, message: str) -> None:
+    with pytest.raises(shax.ShaxValueError, match=f"{message}.*test_extend.py"):
+        define_function(name, numpy, operands)
+
+
 def test_it_only_takes_floats() -> None:
     with pytest.raises(shax.ShaxTypeError, match=r"softplus: i32 is not supported.*test_extend.py"):
         shax.trace(softplus, shax.i32[3])
