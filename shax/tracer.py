@@ -118,14 +118,19 @@ class Tracer(Operators):
         where = current_source()
         raise at(
             ShaxTypeError(
-                f"{what} needs a concrete value, but this is a traced {self.type}; "
-                "use select/min/max instead of Python control flow on traced values"
+                f"{what} needs a concrete value, but this is a traced {self.type}: Python's "
+                "`if`, `while`, `and` and `or` cannot branch on it; choose elementwise with "
+                "select(pred, on_true, on_false) (or min/max) instead"
             ),
             where,
         )
 
     def __bool__(self) -> bool:
         self._concrete("bool()")
+
+    def __hash__(self) -> int:
+        # `==` is elementwise (numpy's), so a tracer cannot be a dict key or set member.
+        raise at(ShaxTypeError(f"a traced {self.type} is not hashable (`==` on it is elementwise)"), current_source())
 
     def __float__(self) -> float:
         self._concrete("float()")

@@ -99,6 +99,18 @@ class NumpyInstance(Instance):
     def max(self, x: Any, y: Any) -> Any:
         return np.maximum(x, y)
 
+    def lt(self, x: Any, y: Any) -> Any:
+        return np.less(x, y)
+
+    def le(self, x: Any, y: Any) -> Any:
+        return np.less_equal(x, y)
+
+    def gt(self, x: Any, y: Any) -> Any:
+        return np.greater(x, y)
+
+    def ge(self, x: Any, y: Any) -> Any:
+        return np.greater_equal(x, y)
+
     def shape(self, x: Any) -> tuple[int, ...]:
         return np.shape(x)
 
@@ -134,6 +146,9 @@ class NumpyInstance(Instance):
 
     def eq(self, x: Any, y: Any) -> Any:
         return np.equal(x, y)
+
+    def ne(self, x: Any, y: Any) -> Any:
+        return np.not_equal(x, y)
 
     def dot_general(self, x: Any, y: Any, dims: DotDims) -> Any:
         # Bring x to (batch, free, contracting) and y to (batch, contracting, free),

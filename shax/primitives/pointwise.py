@@ -34,8 +34,8 @@ ANY = frozenset(DTYPES)
 L, B, N, Z = Linearity.LINEAR, Linearity.BILINEAR, Linearity.NONLINEAR, Linearity.NON_DIFFERENTIABLE
 
 __all__ = [
-    "ANY", "FLOATS", "NUMBERS", "Abs", "Add", "Cos", "Div", "Eq", "Exp", "Expm1", "Log", "Log1p", "Logistic", "Max",
-    "Min", "Mul", "Neg", "Pow", "Select", "Signum", "Sin", "Sqrt", "Sub", "Tan", "Tanh",
+    "ANY", "FLOATS", "NUMBERS", "Abs", "Add", "Cos", "Div", "Eq", "Exp", "Expm1", "Ge", "Gt", "Le", "Log", "Log1p",
+    "Logistic", "Lt", "Max", "Min", "Mul", "Ne", "Neg", "Pow", "Select", "Signum", "Sin", "Sqrt", "Sub", "Tan", "Tanh",
 ]  # fmt: skip
 
 # Unary: d f(x) = f'(x) · dx, f' as a function of x and out = f(x). `**` is not np.power on
@@ -123,8 +123,13 @@ def _min_partials(x: Any, y: Any, out: Any) -> tuple[Any, Any]:
 Pow = elementwise(tc.pow, FLOATS, Elementwise("np.power"), derivative=_pow_partials)
 Min = elementwise(tc.min, NUMBERS, Elementwise("np.minimum"), derivative=_min_partials, commutative=True)
 Max = elementwise(tc.max, NUMBERS, Elementwise("np.maximum"), derivative=_max_partials, commutative=True)
-# eq: piecewise constant, d(x == y) = 0
+# The comparisons are piecewise constant: d(x == y) = d(x < y) = 0
 Eq = elementwise(tc.eq, ANY, Elementwise("np.equal"), linearity=(Z, Z), result_dtype=bool_, commutative=True)
+Ne = elementwise(tc.ne, ANY, Elementwise("np.not_equal"), linearity=(Z, Z), result_dtype=bool_, commutative=True)
+Lt = elementwise(tc.lt, NUMBERS, Elementwise("np.less"), linearity=(Z, Z), result_dtype=bool_)
+Le = elementwise(tc.le, NUMBERS, Elementwise("np.less_equal"), linearity=(Z, Z), result_dtype=bool_)
+Gt = elementwise(tc.gt, NUMBERS, Elementwise("np.greater"), linearity=(Z, Z), result_dtype=bool_)
+Ge = elementwise(tc.ge, NUMBERS, Elementwise("np.greater_equal"), linearity=(Z, Z), result_dtype=bool_)
 
 
 # div: d(x / y) = (dx − (x / y) · dy) / y
