@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from types import CodeType, FrameType
+from types import CodeType, FrameType, TracebackType
 
 import typeclasses
 
@@ -42,6 +42,16 @@ def user_location() -> tuple[str, int] | None:
             return code.co_filename, frame.f_lineno
         frame = frame.f_back
     return None
+
+
+def user_frame_of(trace: TracebackType | None) -> tuple[str, int] | None:
+    """(filename, line) of the innermost user frame of an exception's traceback."""
+    found = None
+    while trace is not None:
+        if not _is_internal(trace.tb_frame.f_code):
+            found = trace.tb_frame.f_code.co_filename, trace.tb_lineno
+        trace = trace.tb_next
+    return found
 
 
 # While a stage (not user code) records operations for a binding, they are attributed
