@@ -18,6 +18,7 @@ import linecache
 import os
 import weakref
 from collections.abc import Callable
+from types import CodeType
 from typing import Any
 
 import attrs
@@ -67,13 +68,26 @@ def compile_definition(defn: Definition) -> Compiled:
     """`defn` (typed, or typed here) as a compiled Python function calling numpy."""
     defn = check_types(defn) if defn.is_typed else infer_types(defn)
     with collector_paused():
-        source, namespace, name = generate(defn, _argument_checker(defn))
+        header, functions, namespace, name = generate(defn, _argument_checker(defn))
         filename = os.path.join(_PACKAGE, f"<codegen {name} #{next(_serial)}>")
+        # One function compiled at a time: CPython's compiler holds a whole source's syntax
+        # tree at once, and compiling 300,000 lines in one piece peaks 2 GB higher.
+        before = len(header)  # lines above the function compiled next
+        for function in functions:
+            exec(_moved(compile(function, filename, "exec"), before), namespace)
+            before += function.count("\n") + 1
+        source = "\n".join([*header, *functions]) + "\n"
         linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-        exec(compile(source, filename, "exec"), namespace)
     compiled = Compiled(defn, source, namespace[name])
     weakref.finalize(compiled, linecache.cache.pop, filename, None)  # tracebacks show its lines while it lives
     return compiled
+
+
+def _moved(code: CodeType, lines: int) -> CodeType:
+    """`code`, and the code it holds, as if its source began `lines` lines further down
+    (a code object's line table counts from its first line)."""
+    consts = tuple(_moved(c, lines) if isinstance(c, CodeType) else c for c in code.co_consts)
+    return code.replace(co_firstlineno=code.co_firstlineno + lines, co_consts=consts)
 
 
 def _argument_checker(defn: Definition) -> Callable[[int, Any], Any]:
