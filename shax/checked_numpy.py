@@ -79,7 +79,7 @@ def _check(prim: Primitive, operands: tuple[Any, ...], numbers_shaped: bool = Fa
     the user's line. `numbers_shaped`: a Python number stands for a tensor of the first
     operand's shape (select's branches, as when tracing)."""
     try:
-        types = operand_types(prim.name, operands)
+        types = _operand_types(prim.name, operands)
         if numbers_shaped:
             types = [
                 t.with_shape(types[0].shape) if isinstance(o, (bool, int, float)) else t
@@ -90,7 +90,7 @@ def _check(prim: Primitive, operands: tuple[Any, ...], numbers_shaped: bool = Fa
         raise at(named(error, prim.name), current_source()) from None
 
 
-def operand_types(op: str, operands: Sequence[Any]) -> list[TensorType]:
+def _operand_types(op: str, operands: Sequence[Any]) -> list[TensorType]:
     """The types of numpy values as operands of `op`: an array's or numpy scalar's own, a
     Python number's weak one (`shax.types.weak_dtype`), as the tracer lifts them."""
     arrays = [TensorType.of(o) if isinstance(o, (np.ndarray, np.generic)) else None for o in operands]

@@ -1,8 +1,8 @@
 """Checks of definitions that stages and passes share (below both: `shax.stages` imports
 `shax.passes`, and both import this).
 
-- `check_parts`: a definition built of IR parts (Vars, Bindings, Primitives, TensorTypes),
-  for hand-built ones: stages read those parts without looking;
+- `check_parts`, `parts_checked`: a definition built of IR parts (Vars, Bindings,
+  Primitives, TensorTypes), for hand-built ones: stages read those parts without looking;
 - `binding_type`: a binding's type from its operands' types, by its primitive's type rule;
 - `check_types`: a typed definition whose every annotation agrees with the type rules
   (remembered, `shax.well_typed`, so a pipeline checks each definition once);
@@ -15,9 +15,11 @@ Errors name the stage or pass, the binding and the user's line that wrote it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from shax.errors import ShaxTypeError, ShaxValueError
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.primitive import Arg, Primitive
@@ -31,17 +33,38 @@ def check_parts(stage: str, defn: Definition) -> None:
     """Nothing if `defn` is built of IR parts: TensorTypes as argument types, Bindings of a
     Var to a Primitive on a tuple of Vars, Vars returned (a Var: an int id and a TensorType
     or None); else a ShaxTypeError naming `stage` and the part."""
-    where = f"{stage}: {defn.name}"
-    for k, t in enumerate(defn.arg_types):
-        if not isinstance(t, TensorType):
-            raise ShaxTypeError(f"{where}: argument type {k} must be a TensorType like f32[2, 3], got {t!r}")
+    _check_argument_types(stage, defn)
     for k, binding in enumerate(defn.bindings):
         problem = _malformed(binding)
         if problem is not None:
-            raise ShaxTypeError(f"{where}: binding {k} {problem}")
+            raise ShaxTypeError(f"{stage}: {defn.name}: binding {k} {problem}")
     bad = [v for v in defn.outputs if not _is_var(v)]
     if bad:
-        raise ShaxTypeError(f"{where}: returns {bad[0]!r}, not a Var")
+        raise ShaxTypeError(f"{stage}: {defn.name}: returns {bad[0]!r}, not a Var")
+
+
+@contextmanager
+def parts_checked(stage: str, defn: Definition) -> Iterator[None]:
+    """A block walking `defn`, which checks its parts (`check_parts`): its argument types
+    at once, its bindings and outputs only if the block fails with an error that is no
+    ShaxError (the AttributeError of a var that is not a Var), so that a large, well
+    formed definition pays nothing for them."""
+    _check_argument_types(stage, defn)
+    try:
+        yield
+    except ShaxError:
+        raise
+    except Exception:
+        check_parts(stage, defn)  # names the malformed part, if that is what failed
+        raise
+
+
+def _check_argument_types(stage: str, defn: Definition) -> None:
+    for k, t in enumerate(defn.arg_types):
+        if not isinstance(t, TensorType):
+            raise ShaxTypeError(
+                f"{stage}: {defn.name}: argument type {k} must be a TensorType like f32[2, 3], got {t!r}"
+            )
 
 
 def _is_var(v: Any) -> bool:
@@ -68,6 +91,8 @@ def binding_type(defn: Definition, binding: Binding, operands: tuple[TensorType 
 
     Callers pass the operand types, not their whole environment, so that checking the
     call (typeguard, in the tests) costs per operand, not per var of the definition."""
+    if type(binding.var.id) is not int:  # (its other parts are checked when they fail: `parts_checked`)
+        raise ShaxTypeError(f"binds a var numbered {binding.var.id!r}, not by an int")
     prim = binding.prim
     if isinstance(prim, Arg):
         if not 0 <= prim.index < len(defn.arg_types):
@@ -102,7 +127,6 @@ def check_runnable(stage: str, defn: Definition) -> None:
 @collector_paused()
 def _check_types(stage: str, defn: Definition, annotated: bool) -> None:
     """`annotated`: every binding must be annotated with its type; else only those that are."""
-    check_parts(stage, defn)
     env: dict[int, TensorType] = {}  # var id -> its type
 
     def check(binding: Binding) -> None:
@@ -110,11 +134,12 @@ def _check_types(stage: str, defn: Definition, annotated: bool) -> None:
             raise ShaxValueError(f"x{binding.var.id} is bound twice")
         t = binding_type(defn, binding, tuple([env.get(a.id) for a in binding.args]))
         if binding.var.type != t and (annotated or binding.var.type is not None):
-            raise ShaxTypeError(f"annotated {binding.var.type}, but the rule gives {t}")
+            raise ShaxTypeError(f"annotated {binding.var.type!r}, but the rule gives {t}")
         env[binding.var.id] = t
 
-    for_each_binding(stage, defn.bindings, check, records=False)
-    check_outputs(stage, defn, env)
+    with parts_checked(stage, defn):
+        for_each_binding(stage, defn.bindings, check, records=False)
+        check_outputs(stage, defn, env)
 
 
 def check_outputs(stage: str, defn: Definition, env: dict[int, TensorType]) -> None:

@@ -719,28 +719,34 @@ def test_bad_definition(stage: str, bad: str) -> None:
     check(info.value, (TypeError, ValueError), (stage, AT_FAULT[bad]), None)
 
 
-# Definitions not built of IR parts, each with what its error names.
+# Definitions not built of IR parts, each with what its error names (their vars typed, so
+# that check_types meets the malformed part, not a missing annotation).
 SIN = P.Sin()
+TX = [Var(k, f32[2]) for k in range(2)]
+TARG = Binding(TX[0], P.Arg(0), ())
 MALFORMED: dict[str, tuple[Definition, str]] = {
-    "not_a_binding": (Definition("f", (f32[2],), (ARG, (X[1], SIN, (X[0],))), (X[1],)), "binding 1 is a tuple"),
-    "var_not_a_var": (Definition("f", (f32[2],), (ARG, Binding(3, SIN, (X[0],))), (X[0],)), "binding 1 binds 3"),
-    "var_id_not_an_int": (Definition("f", (f32[2],), (ARG, Binding(Var("a"), SIN, (X[0],))), (X[0],)), "binding 1"),
-    "var_type_not_a_type": (
-        Definition("f", (f32[2],), (ARG, Binding(Var(1, "f32[2]"), SIN, (X[0],))), (X[1],)),  # type: ignore[arg-type]
-        "binding 1 binds",
+    "not_a_binding": (Definition("f", (f32[2],), (TARG, (TX[1], SIN, (TX[0],))), (TX[1],)), "binding 1 is a tuple"),
+    "var_not_a_var": (Definition("f", (f32[2],), (TARG, Binding(3, SIN, (TX[0],))), (TX[0],)), "binding 1 binds 3"),
+    "var_id_not_an_int": (
+        Definition("f", (f32[2],), (TARG, Binding(Var(None, f32[2]), SIN, (TX[0],))), (TX[0],)),  # type: ignore[arg-type]
+        "numbered None",
+    ),
+    "var_type_not_a_type": (  # (infer_types ignores the annotations it is given)
+        Definition("f", (f32[2],), (TARG, Binding(Var(1, "f32[2]"), SIN, (TX[0],))), (TX[1],)),  # type: ignore[arg-type]
+        "annotated 'f32[2]'",
     ),
     "prim_not_a_primitive": (
-        Definition("f", (f32[2],), (ARG, Binding(X[1], "sin", (X[0],))), (X[1],)),
+        Definition("f", (f32[2],), (TARG, Binding(TX[1], "sin", (TX[0],))), (TX[1],)),
         "binding 1 applies 'sin'",
     ),
-    "operand_not_a_var": (Definition("f", (f32[2],), (ARG, Binding(X[1], SIN, (0,))), (X[1],)), "binding 1 has"),
-    "operands_not_a_tuple": (Definition("f", (f32[2],), (ARG, Binding(X[1], SIN, X[0])), (X[1],)), "binding 1 has"),
+    "operand_not_a_var": (Definition("f", (f32[2],), (TARG, Binding(TX[1], SIN, (0,))), (TX[1],)), "binding 1 has"),
+    "operands_not_a_tuple": (Definition("f", (f32[2],), (TARG, Binding(TX[1], SIN, TX[0])), (TX[1],)), "binding 1 has"),
     "arg_index_not_an_int": (
-        Definition("f", (f32[2],), (Binding(X[0], P.Arg("0"), ()),), (X[0],)),
+        Definition("f", (f32[2],), (Binding(TX[0], P.Arg("0"), ()),), (TX[0],)),
         "binding 0 reads argument '0'",
     ),
-    "arg_type_not_a_type": (Definition("f", ("f32[2]",), (ARG,), (X[0],)), "argument type 0"),
-    "output_not_a_var": (Definition("f", (f32[2],), (ARG,), (0,)), "returns 0"),
+    "arg_type_not_a_type": (Definition("f", ("f32[2]",), (TARG,), (TX[0],)), "argument type 0"),
+    "output_not_a_var": (Definition("f", (f32[2],), (TARG,), (0,)), "returns 0"),
 }
 
 
@@ -748,6 +754,8 @@ MALFORMED: dict[str, tuple[Definition, str]] = {
 @pytest.mark.parametrize("bad", sorted(MALFORMED))
 @typeguard.suppress_type_checks  # the parts break the IR classes' annotations
 def test_malformed_definition(stage: str, bad: str) -> None:
+    if (bad, stage) == ("var_type_not_a_type", "infer_types"):
+        pytest.skip("infer_types replaces the annotations it is given")
     defn, fragment = MALFORMED[bad]
     run_stage = shax.evaluate if stage == "evaluate" else check_types if stage == "check_types" else infer_types
     arguments = [np.zeros(2, np.float32)] if stage == "evaluate" else []
