@@ -233,6 +233,14 @@ def ints(values: Any) -> tuple[int, ...]:
     return tuple(int(v) for v in items)
 
 
+def sizes(values: Any) -> tuple[int, ...]:
+    """A static parameter that is a shape: a list of non-negative ints, as a tuple."""
+    items = ints(values)
+    if min(items, default=0) < 0:
+        raise ShaxValueError(f"expected a shape (non-negative ints), got {values!r}")
+    return items
+
+
 def number(value: Any) -> float:
     """A static parameter that is a number (a bool, int or float, Python's or numpy's), as a float."""
     if not isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):

@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxError, ShaxTypeError, at
+from shax.errors import ShaxError, ShaxTypeError, at, named
 from shax.location import current_source
 from shax.primitive import Arg, DerivedInstance, Primitive, from_user_args, primitive_method
 from shax.primitives import Broadcast, Constant, Select
@@ -231,8 +231,8 @@ def apply(prim: Primitive, *operands: Any) -> Tracer:
     try:
         reference = _reference_dtype(operands)
         args = tuple(lift(trace, o, reference, prim.name) for o in operands)
-    except ShaxError as error:
-        raise at(error, current_source()) from None
+    except ShaxError as error:  # a constant shax cannot type (an int64 array, 2**40 as i32)
+        raise at(named(error, prim.name), current_source()) from None
     return emit(trace, prim, args)
 
 
@@ -265,7 +265,7 @@ def _fill(pred: Tracer, number: Any, branches: Sequence[Any]) -> Tracer:
     try:
         scalar = lift(pred.trace, number, _reference_dtype(branches), "select")
     except ShaxError as error:
-        raise at(error, current_source()) from None
+        raise at(named(error, "select"), current_source()) from None
     return emit(pred.trace, Broadcast((), pred.shape), (scalar,))
 
 

@@ -278,6 +278,14 @@ def shape_of_bytes(x):
     return reshape(x, b"\x03")  # shape-of-bytes
 
 
+def reshape_to_minus_one(x):
+    return reshape(x, [-1])  # reshape-to-minus-one
+
+
+def negative_broadcast_size(x):
+    return broadcast(x, [0], [3, -2])  # negative-broadcast-size
+
+
 def dims_of_an_int(x):
     return dot_general(x, x, 5)  # dims-of-an-int
 
@@ -314,6 +322,10 @@ def int_beyond_floats(x):
     return add(x, 10**400)  # int-beyond-floats
 
 
+def int64_constant(x):
+    return select(eq(x, x), x, np.arange(3))  # int64-constant
+
+
 def reshape_past_int64(x):
     # 2^32 · 2^32 = 2^64 elements, 0 in int64 arithmetic: as many as x has, there.
     return reshape(x, [2**32, 2**32])  # reshape-past-int64
@@ -330,6 +342,8 @@ CALLS: list[tuple[Callable[..., Any], tuple[TensorType, ...], type[Exception], t
     (perm_of_letters, (f32[2, 2],), V, ("transpose", "'ab'")),
     (shape_of_an_int, (f32[3],), V, ("broadcast", "-1")),
     (shape_of_bytes, (f32[3],), V, ("reshape", "b'\\x03'")),
+    (reshape_to_minus_one, (f32[3],), V, ("reshape", "[-1]")),
+    (negative_broadcast_size, (f32[3],), V, ("broadcast", "[3, -2]")),
     (dims_of_an_int, (f32[3],), T, ("dot_general", "5")),
     (end_of_none, (f32[3],), V, ("slice", "None")),
     (pad_with_a_str, (f32[3],), V, ("pad", "'a'")),
@@ -339,6 +353,7 @@ CALLS: list[tuple[Callable[..., Any], tuple[TensorType, ...], type[Exception], t
     (int_beyond_i32, (i32[3],), V, ("add", "1099511627776", "i32")),
     (int_below_i32, (i32[3],), V, ("add", "-2147483649", "i32")),
     (int_beyond_floats, (f32[3],), V, ("add", "f32")),
+    (int64_constant, (f32[3],), T, ("select", "int64")),
     (reshape_past_int64, (f32[0],), T, ("reshape", "f32[0]", "[4294967296, 4294967296]")),
 ]
 

@@ -13,7 +13,7 @@ import numpy as np
 
 import typeclasses as tc
 from shax.errors import ShaxTypeError, ShaxValueError
-from shax.primitive import Linearity, Primitive, int_pairs, ints, number
+from shax.primitive import Linearity, Primitive, int_pairs, ints, number, sizes
 from shax.rules.batch import batch_rule, batched, moveaxis, shifted
 from shax.rules.codegen import Operand, Site, codegen_rule, dtype_source, reshaped, shape_source
 from shax.rules.linearize import Tangent, linearize_rule, zero_of, zero_rule
@@ -40,7 +40,7 @@ class ShapePrimitive(Primitive):
 @attrs.frozen
 class Reshape(ShapePrimitive):
     name, function = "reshape", tc.reshape
-    shape: tuple[int, ...] = attrs.field(converter=ints)
+    shape: tuple[int, ...] = attrs.field(converter=sizes)
 
 
 @type_rule(Reshape)
@@ -66,7 +66,7 @@ class Broadcast(ShapePrimitive):
 
     name, function = "broadcast", tc.broadcast
     dims: tuple[int, ...] = attrs.field(converter=ints)
-    shape: tuple[int, ...] = attrs.field(converter=ints)
+    shape: tuple[int, ...] = attrs.field(converter=sizes)
 
 
 @type_rule(Broadcast)
