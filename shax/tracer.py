@@ -21,12 +21,12 @@ from typing import Any, NoReturn
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxError, ShaxTypeError, at
+from shax.errors import ShaxError, ShaxTypeError, at, named
 from shax.location import current_source
-from shax.primitive import Arg, DerivedInstance, Primitive, primitive_method
+from shax.primitive import Arg, DerivedInstance, Primitive, from_user_args, primitive_method
 from shax.primitives import Broadcast, Constant, Select
 from shax.rules.types import result_type
-from shax.types import DType, TensorType, bool_, dtype_of_numpy, f32, i32
+from shax.types import DType, TensorType, bool_, dtype_of_numpy, reference_dtype, weak_dtype
 from typeclasses.operators import Operators
 
 
@@ -151,29 +151,18 @@ class Tracer(Operators):
         self._concrete("converting to a numpy array")
 
 
-def _weak_dtype(value: Any, reference: DType | None, op: str) -> DType:
-    """The dtype of a Python number next to a tensor of dtype `reference`:
-    numbers are weakly typed, so `x * 2` keeps x's dtype (floats default to f32)."""
-    if isinstance(value, bool):
-        return bool_
-    if reference is None or reference == bool_:
-        return f32 if isinstance(value, float) else i32
-    if isinstance(value, float) and not reference.is_float:
-        raise ShaxTypeError(f"{op}: cannot combine the Python float {value} with a {reference.name} tensor")
-    return reference
-
-
 def _reference_dtype(operands: Sequence[Any]) -> DType | None:
-    """The dtype weak numbers adopt: the first non-bool tensor operand's, else any tensor's."""
+    """The dtype weak numbers adopt among these operands (`shax.types.reference_dtype`)."""
     first = operands[0]
-    if isinstance(first, Tracer) and first.type.dtype != bool_:
+    if isinstance(first, Tracer) and first.type.dtype != bool_:  # the common case, first
         return first.type.dtype
-    dtypes = [
-        o.type.dtype if isinstance(o, Tracer) else dtype_of_numpy(o.dtype)
-        for o in operands
-        if isinstance(o, (Tracer, np.ndarray, np.generic))
-    ]
-    return next((d for d in dtypes if d != bool_), dtypes[0] if dtypes else None)
+    return reference_dtype(
+        [
+            o.type.dtype if isinstance(o, Tracer) else dtype_of_numpy(o.dtype)
+            for o in operands
+            if isinstance(o, (Tracer, np.ndarray, np.generic))
+        ]
+    )
 
 
 def lift(trace: Trace, value: Any, reference: DType | None, op: str) -> Tracer:
@@ -192,7 +181,7 @@ def lift(trace: Trace, value: Any, reference: DType | None, op: str) -> Tracer:
         dtype_of_numpy(value.dtype)
         return emit(trace, Constant(value), ())
     if isinstance(value, (bool, int, float)):
-        array = np.asarray(value, _weak_dtype(value, reference, op).numpy)
+        array = np.asarray(value, weak_dtype(value, reference, op).numpy)
         key = (array.dtype.str, array.tobytes())  # by bytes: 0.0 and -0.0 are different constants
         node = trace.numbers.get(key)
         if node is None:
@@ -247,8 +236,8 @@ def apply(prim: Primitive, *operands: Any) -> Tracer:
     try:
         reference = _reference_dtype(operands)
         args = tuple(lift(trace, o, reference, prim.name) for o in operands)
-    except ShaxError as error:
-        raise at(error, current_source()) from None
+    except ShaxError as error:  # a constant shax cannot type (an int64 array, 2**40 as i32)
+        raise at(named(error, prim.name), current_source()) from None
     return emit(trace, prim, args)
 
 
@@ -274,28 +263,15 @@ class TracerInstance(DerivedInstance):
         return apply(Select(), pred, on_true, on_false)
 
     def derive(self, cls: type[Primitive], method: str) -> Callable[..., Any]:
-        return primitive_method(cls, method, lambda prim, operands: apply(prim, *operands), _static_parameters(cls))
+        return primitive_method(cls, method, lambda prim, operands: apply(prim, *operands), from_user_args(cls))
 
 
 def _fill(pred: Tracer, number: Any, branches: Sequence[Any]) -> Tracer:
-    scalar = lift(pred.trace, number, _reference_dtype(branches), "select")
+    try:
+        scalar = lift(pred.trace, number, _reference_dtype(branches), "select")
+    except ShaxError as error:
+        raise at(named(error, "select"), current_source()) from None
     return emit(pred.trace, Broadcast((), pred.shape), (scalar,))
-
-
-def _static_parameters(cls: type[Primitive]) -> Callable[..., Primitive]:
-    """`cls` from user-given static parameters, naming the operation on bad ones."""
-
-    def build(*params: Any) -> Primitive:
-        try:
-            return cls.from_static_args(*params)
-        except ShaxError as error:
-            named = str(error) if str(error).startswith(f"{cls.name}: ") else f"{cls.name}: {error}"
-            raise at(type(error)(named), current_source()) from None
-        except (TypeError, ValueError) as error:
-            message = f"{cls.name}: bad static parameters {params!r}: {error}"
-            raise at(ShaxTypeError(message), current_source()) from None
-
-    return build
 
 
 tracer_instance = TracerInstance()

@@ -169,5 +169,7 @@ class NumpyInstance(Instance):
         return product.reshape((*batch, *m, *n))
 
 
+# The value types of this instance: arrays, numpy scalars and Python numbers.
+NUMPY_TYPES: tuple[type, ...] = (np.ndarray, np.generic, float, int, bool)
 numpy_instance = NumpyInstance()
-register_instance(numpy_instance, np.ndarray, np.generic, float, int, bool)
+register_instance(numpy_instance, *NUMPY_TYPES)
