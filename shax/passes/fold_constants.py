@@ -1,9 +1,9 @@
 """Constant folding: typed Definition -> typed Definition.
 
 A binding whose operands are all constants becomes the constant it evaluates to,
-computed by the numpy method of its eval rule (the definition is typed, so no check per
-operation: `add c1 c2` with
-`c1 = fromList [] [2.0]`, `c2 = fromList [] [3.0]` becomes `fromList [] [5.0]`). A
+computed by the numpy method of its eval rule, with no check per operation as the
+definition is typed (`add c1 c2` with `c1 = fromList [] [2.0]`, `c2 = fromList [] [3.0]`
+becomes `fromList [] [5.0]`). A
 broadcast of a constant to more than SMALL_CONSTANT elements stays a broadcast: folding
 it would only spend memory. Constants left unused afterwards are removed (`dce`, as
 in the original). One forward sweep: linear time in the bindings (plus the cost of
