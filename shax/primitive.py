@@ -154,7 +154,9 @@ def all_primitives() -> list[type[Primitive]]:
 
 def implementing(method: str) -> type[Primitive] | None:
     """The primitive implementing the typeclass function whose instance method is `method`."""
-    for cls in reversed(_declared.values()):  # the latest first: a redeclared one replaces its old self
+    # The latest first: a redeclared one replaces its old self. Over a copy, which another
+    # thread declaring a primitive meanwhile cannot change.
+    for cls in reversed(tuple(_declared.values())):
         if cls.function is not None and tc.method_of(cls.function) == method:
             return cls
     return None
@@ -162,7 +164,9 @@ def implementing(method: str) -> type[Primitive] | None:
 
 class DerivedInstance(tc.Instance):
     """A typeclass instance whose method for each typeclass function is derived, on first
-    use, from the primitive implementing it (`derive`), then kept as a plain method."""
+    use, from the primitive implementing it (`derive`), then kept as a plain method.
+    Threads using a method first at the same time each derive it and set it: methods that
+    do the same, so whichever is kept serves them all."""
 
     def derive(self, cls: type[Primitive], method: str) -> Callable[..., Any]:
         raise NotImplementedError

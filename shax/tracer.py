@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, NoReturn
 
 import numpy as np
@@ -73,17 +74,19 @@ class Trace:
         return node
 
 
-_stack: list[Trace] = []
+# How many traces are open in this thread (or task): a trace's level is its nesting depth
+# in its own thread, so traces opened by other threads at the same time do not count.
+_depth: ContextVar[int] = ContextVar("shax_trace_depth", default=0)
 
 
 @contextmanager
 def new_trace(arg_types: Sequence[TensorType]) -> Iterator[Trace]:
-    trace = Trace(len(_stack) + 1, arg_types)
-    _stack.append(trace)
+    trace = Trace(_depth.get() + 1, arg_types)
+    opened = _depth.set(trace.level)
     try:
         yield trace
     finally:
-        _stack.pop()
+        _depth.reset(opened)
         trace.close()
 
 

@@ -131,28 +131,34 @@ def method_of(function: Callable[..., Any]) -> str | None:
     return _METHODS.get(function)
 
 
+# type -> its instance, as registered
 _instances: dict[type, Any] = {}
+# type -> the instance found along its MRO (or None): a cache, replaced by a new, empty
+# one on each registration. A lookup writes into the cache it started with, so a lookup
+# racing a registration in another thread can only fill a cache already dropped.
 _resolved: dict[type, Any] = {}
 
 
 def register_instance(instance: Any, *types: type) -> None:
     """Declare `instance` (an `Instance`) the typeclass instance for `types`,
     and make those types members of every typeclass."""
+    global _resolved
     for t in types:
         _instances[t] = instance
         for typeclass in TYPECLASSES:
             typeclass.register(t)
-    _resolved.clear()
+    _resolved = {}
 
 
 def instance_for_type(t: type) -> Any:
     """The registered instance for `t` (looked up along its MRO), or None."""
+    resolved = _resolved  # before reading the registrations: see _resolved
     try:
-        return _resolved[t]
+        return resolved[t]
     except KeyError:
         pass
     found = next((_instances[base] for base in t.__mro__ if base in _instances), None)
-    _resolved[t] = found
+    resolved[t] = found
     return found
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import linecache
 import os
+import threading
 import weakref
 from collections.abc import Callable
 from types import CodeType
@@ -37,7 +38,10 @@ from shax.types import bool_, f32, f64, i32
 # Generated code is named as a file in the shax package, so that errors raised while it
 # checks its arguments point at the user's line that called it (see shax.location).
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Numbers the generated files, whose names must differ (linecache holds each by its
+# name): a lock, as itertools.count is not documented to be thread-safe.
 _serial = itertools.count()
+_serial_lock = threading.Lock()
 # The Python numbers that stand for a scalar of each dtype (evaluate's `check_argument`).
 _NUMBERS = {f32: (float, int), f64: (float, int), i32: (int,), bool_: (bool,)}
 
@@ -69,7 +73,9 @@ def compile_definition(defn: Definition) -> Compiled:
     defn = check_types(defn) if defn.is_typed else infer_types(defn)
     with collector_paused():
         header, functions, namespace, name = generate(defn, _argument_checker(defn))
-        filename = os.path.join(_PACKAGE, f"<codegen {name} #{next(_serial)}>")
+        with _serial_lock:
+            serial = next(_serial)
+        filename = os.path.join(_PACKAGE, f"<codegen {name} #{serial}>")
         # One function compiled at a time: CPython's compiler holds a whole source's syntax
         # tree at once, and compiling 300,000 lines in one piece peaks 2 GB higher.
         before = len(header)  # lines above the function compiled next
