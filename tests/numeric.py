@@ -111,13 +111,12 @@ def directional_derivative(
             for j in range(1, i + 1):
                 row.append((factor * row[j - 1] - previous[j - 1]) / (factor - 1.0))
                 factor *= SHRINK**2
-                if j == i:
-                    break  # the new highest order: nothing of its order to compare it with yet
-                # An entry's error: how far it is from the three it is checked against, the
-                # lower orders it was made from and the same order one step back (two of
-                # them can agree by accident, where the h² and h⁴ terms cancel); and at
-                # least the round-off of this step's quotient, since where the values
-                # differenced round alike (cos(±h) do) all entries agree however wrong.
+            # An entry's error: how far it is from the three it is checked against, the lower
+            # orders it was made from and the same order one step back (two of them can agree
+            # by accident, where the h² and h⁴ terms cancel; the new highest order has no
+            # third yet); and at least the round-off of this step's quotient, since where the
+            # values differenced round alike (cos(±h) do) all entries agree however wrong.
+            for j in range(1, i):
                 moved = np.maximum.reduce(
                     [np.abs(row[j] - row[j - 1]), np.abs(row[j] - previous[j - 1]), np.abs(row[j] - previous[j])]
                 )
