@@ -121,20 +121,34 @@ def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
     return x if tc.shape(x) == shape else tc.broadcast(x, list(range(len(shape) - rank, len(shape))), shape)
 
 
-# max and min: d max(x, y) = mₓ · dx + m_y · dy with JAX's weights (its `_balanced_eq`): 1 for
-# the operand the result equals, ½ each where it equals both (a tie, ±∞ too; as the
-# original), 0 where it equals neither (a NaN operand). They are piecewise constant: d m = 0.
-def _chooser_partials(x: Any, y: Any, out: Any) -> tuple[Any, Any]:
-    # The weight where the result is one operand alone, 1 in the operands' dtype: they differ
-    # there, and neither is NaN. (Where x − y is NaN, a tie at ±∞ or a NaN, it is not taken.)
-    alone = tc.signum(tc.abs(x - y))
-    is_x, is_y = tc.eq(x, out), tc.eq(y, out)
-    return tc.select(is_x, tc.select(is_y, 0.5, alone), 0.0), tc.select(is_y, tc.select(is_x, 0.5, alone), 0.0)
+# max: d max(x, y) = m · dx + (1 − m) · dy, m = (1 + signum(x − y)) / 2, and min the same
+# with m = (1 − signum(x − y)) / 2: weight 1 for the operand that is the result, ½ each at a
+# tie (±∞ too, where x − y is NaN; as the original), and 0 for both where an operand is NaN:
+# JAX's weights (its `_balanced_eq`). Written with signum, they keep the operands' dtype,
+# and max and min of the same operands share s. Piecewise constant: d m = 0.
+def _max_partials(x: Any, y: Any, out: Any) -> tuple[Any, Any]:
+    half_s, defined = _half_signum(x, y)
+    return _weights(0.5 + half_s, defined)
+
+
+def _min_partials(x: Any, y: Any, out: Any) -> tuple[Any, Any]:
+    half_s, defined = _half_signum(x, y)
+    return _weights(0.5 - half_s, defined)
+
+
+def _half_signum(x: Any, y: Any) -> tuple[Any, Any]:
+    """(signum(x − y) / 2 with ties 0, where it is defined: no operand is NaN)."""
+    s = tc.signum(tc.select(tc.eq(x, y), 0.0, x - y))
+    return 0.5 * s, tc.eq(s, s)
+
+
+def _weights(m: Any, defined: Any) -> tuple[Any, Any]:
+    return tc.select(defined, m, 0.0), tc.select(defined, 1.0 - m, 0.0)
 
 
 Pow = elementwise(tc.pow, FLOATS, Elementwise("np.power"), derivative=_pow_partials)
-Min = elementwise(tc.min, NUMBERS, Elementwise("np.minimum"), derivative=_chooser_partials, commutative=True)
-Max = elementwise(tc.max, NUMBERS, Elementwise("np.maximum"), derivative=_chooser_partials, commutative=True)
+Min = elementwise(tc.min, NUMBERS, Elementwise("np.minimum"), derivative=_min_partials, commutative=True)
+Max = elementwise(tc.max, NUMBERS, Elementwise("np.maximum"), derivative=_max_partials, commutative=True)
 # The comparisons are piecewise constant: d(x == y) = d(x < y) = 0
 Eq = elementwise(tc.eq, ANY, Elementwise("np.equal"), linearity=(Z, Z), result_dtype=bool_, commutative=True)
 Ne = elementwise(tc.ne, ANY, Elementwise("np.not_equal"), linearity=(Z, Z), result_dtype=bool_, commutative=True)
