@@ -19,11 +19,13 @@ from shax.primitive import Arg
 from shax.rules.evaluate import eval_rules
 from shax.tracer import Tracer
 from shax.types import DType, TensorType, bool_
+from shax.validation import expect_definition
 from shax.walker import for_each_binding
 
 
 def evaluate(defn: Definition, *args: Any) -> list[Any]:
     """The values of `defn`'s outputs on `args`, one list entry per output."""
+    expect_definition("evaluate", defn)
     try:
         if len(args) != len(defn.arg_types):
             expected = ", ".join(map(str, defn.arg_types))
@@ -76,7 +78,10 @@ def check_argument(what: str, declared: TensorType, value: Any) -> Any:
     ):
         return np.asarray(value, declared.dtype.numpy)
     elif isinstance(value, (np.ndarray, np.generic, bool, int, float)):
-        given = TensorType.of(value)
+        try:
+            given = TensorType.of(value)
+        except ShaxError as error:  # a dtype shax lacks
+            raise type(error)(f"{what}: {error}") from None
     else:
         raise ShaxTypeError(f"{what} must be a tensor of type {declared}, got a {type(value).__name__}")
     if given != declared:

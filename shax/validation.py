@@ -5,16 +5,23 @@
 - `check_types`: a typed definition whose every annotation agrees with the type rules
   (remembered, `shax.well_typed`, so a pipeline checks each definition once);
 - `check_well_formed`: typed, every operand bound before use, every argument declared;
-- `check_linearized`: a LinearizedDefinition whose halves fit together.
+- `check_linearized`: a LinearizedDefinition whose halves fit together;
+- `expect_definition`, `expect_linearized`: what a stage, pass or `evaluate` was handed
+  is the kind of definition it takes (not a LinearizedDefinition for a Definition, a
+  function, None, ...), checked first so nothing else reads a missing attribute.
 
 Errors name the stage or pass, the binding and the user's line that wrote it.
 """
 
 from __future__ import annotations
 
-from shax.errors import ShaxTypeError, ShaxValueError
+import reprlib
+from typing import Any
+
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, LinearizedDefinition
+from shax.location import current_source
 from shax.primitive import Arg
 from shax.rules.types import result_type
 from shax.types import TensorType
@@ -44,6 +51,7 @@ def binding_type(defn: Definition, binding: Binding, operands: tuple[TensorType 
 @collector_paused()
 def check_types(defn: Definition) -> Definition:
     """`defn` itself if every annotation agrees with the type rules; else a ShaxTypeError."""
+    expect_definition("check_types", defn)
     env: dict[int, TensorType] = {}  # var id -> its type
 
     def check(binding: Binding) -> None:
@@ -71,9 +79,19 @@ def check_outputs(stage: str, defn: Definition, env: dict[int, TensorType]) -> N
 def check_well_formed(stage: str, defn: Definition) -> None:
     """Nothing if every binding of `defn` is typed, reads a declared argument or vars bound
     before it, and every returned var is bound; else a ShaxError naming `stage` and the binding.
-    (Types themselves are checked as the stage recomputes each operation.)"""
+    (Types themselves are checked as the stage recomputes each operation.)
+    A binding with no source of its own (an argument, a hand-built one) is reported at
+    the caller's line."""
+    expect_definition(stage, defn)
     if is_well_typed(defn):  # check_types has seen all this, or a stage built it so
         return
+    try:
+        _check_well_formed(stage, defn)
+    except ShaxError as error:
+        raise at(error, current_source()) from None
+
+
+def _check_well_formed(stage: str, defn: Definition) -> None:
     bound: set[int] = set()
     for binding in defn.bindings:
         if binding.var.type is None:
@@ -92,18 +110,48 @@ def check_well_formed(stage: str, defn: Definition) -> None:
 def check_linearized(stage: str, lin: LinearizedDefinition) -> None:
     """Both definitions well formed, and the primal's last `num_residuals` results are the
     linear definition's last `num_residuals` arguments."""
+    expect_linearized(stage, lin)
     check_well_formed(stage, lin.primal)
     check_well_formed(stage, lin.linear)
     primal, linear, count = lin.primal, lin.linear, lin.num_residuals
-    if not 0 <= count <= min(len(primal.outputs), len(linear.arg_types)):
+    if type(count) is not int or not 0 <= count <= min(len(primal.outputs), len(linear.arg_types)):
         message = (
             f"{primal.name} returns {len(primal.outputs)} value(s) and {linear.name} takes {len(linear.arg_types)}"
         )
-        raise ShaxValueError(f"{stage}: {count} residual(s) do not fit: {message}")
+        raise at(ShaxValueError(f"{stage}: {count!r} residual(s) do not fit: {message}"), current_source())
     returned = primal.output_types()[len(primal.outputs) - count :]
     taken = linear.arg_types[len(linear.arg_types) - count :]
     if returned != taken:
         shown = ", ".join(map(str, returned)), ", ".join(map(str, taken))
-        raise ShaxTypeError(
-            f"{stage}: {primal.name} returns residuals ({shown[0]}) but {linear.name} takes ({shown[1]})"
+        message = f"{stage}: {primal.name} returns residuals ({shown[0]}) but {linear.name} takes ({shown[1]})"
+        raise at(ShaxTypeError(message), current_source())
+
+
+def expect_definition(stage: str, value: Any) -> Definition:
+    """`value` if it is a Definition; else a ShaxTypeError naming `stage`, what it was
+    given and how to get a Definition, at the caller's line."""
+    if isinstance(value, Definition):
+        return value
+    raise at(ShaxTypeError(f"{stage}: expected a Definition, got {_described(value)}"), current_source())
+
+
+def expect_linearized(stage: str, value: Any) -> LinearizedDefinition:
+    """`value` if it is a LinearizedDefinition; else a ShaxTypeError as `expect_definition`'s."""
+    if isinstance(value, LinearizedDefinition):
+        return value
+    message = f"{stage}: expected a LinearizedDefinition (from shax.stages.linearize), got {_described(value)}"
+    raise at(ShaxTypeError(message), current_source())
+
+
+def _described(value: Any) -> str:
+    """What was given instead, with a hint where the mix-up is a common one."""
+    if isinstance(value, LinearizedDefinition):
+        return (
+            "a LinearizedDefinition: its halves are .primal and .linear, and "
+            "shax.stages.zip_definitions joins them into one Definition"
         )
+    if isinstance(value, Definition):
+        return f"the Definition {reprlib.repr(value.name)}: shax.stages.linearize makes a LinearizedDefinition of it"
+    if callable(value):
+        return f"the function {reprlib.repr(value)}: shax.trace(f, *arg_types) makes a Definition of it"
+    return f"a {type(value).__name__} ({reprlib.repr(value)})"
