@@ -4,6 +4,9 @@ shax trace examples/medium.py:medium "f32[6]" "f32[2,2]"
 shax types examples/medium.py:medium "f32[6]" "f32[2,2]"
 shax explain examples/medium.py:medium "f32[6]" "f32[2,2]" --cotangents "[[5, 9]]"
 shax demo       # the gradient-descent demo, then the medium pipeline (examples/)
+
+An error, in the input or in the user's own function, is one line on stderr and exit
+status 1; `--traceback` shows where it came from.
 """
 
 from __future__ import annotations
@@ -11,13 +14,16 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from shax.errors import ShaxError, ShaxValueError
 from shax.explain import HEADERS, explain
+from shax.location import show_location, user_frame_of
 from shax.stages import infer_types
 from shax.tracing import trace
 from shax.types import TensorType
@@ -61,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="shax", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--traceback", action="store_true", help="on an error, show the Python traceback")
     commands = parser.add_subparsers(dest="command", required=True)
     for command, summary in (
         ("trace", "print the untyped IR after tracing"),
@@ -101,21 +108,43 @@ def _values(text: str) -> list[Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        if args.command == "demo":
-            run_demos()
-            return 0
-        function = load_function(args.function)
-        types = [TensorType.parse(t) for t in args.types]
-        if args.command == "explain":
-            values = {"inputs": args.inputs, "tangents": args.tangents, "cotangents": args.cotangents}
-            print(explain(function, *types, **values, seed=args.seed).show(args.stages))
-            return 0
-        defn = trace(function, *types)
-        print(defn if args.command == "trace" else infer_types(defn))
-    except ShaxError as error:
-        print(f"shax: {error}", file=sys.stderr)
+        _run(args)
+    except BrokenPipeError:
+        # The reader stopped (`shax demo | head`): leave quietly, as Unix tools do. Python
+        # would report the pipe again when it flushes stdout at exit, so point it elsewhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # bad input, or an error in the user's own function
+        if args.traceback:
+            traceback.print_exc()
+        else:
+            print(f"shax: {_message(error)}\n(run with --traceback to see more)", file=sys.stderr)
         return 1
     return 0
+
+
+def _message(error: Exception) -> str:
+    """A ShaxError names the user's line itself; another error is the user's own, raised there."""
+    if isinstance(error, ShaxError):
+        return str(error)
+    where = show_location(user_frame_of(error.__traceback__))
+    return f"{type(error).__name__}: {error}" + (f" (at {where})" if where else "")
+
+
+def _run(args: argparse.Namespace) -> None:
+    if args.command == "demo":
+        run_demos()
+        return
+    function = load_function(args.function)
+    types = [TensorType.parse(t) for t in args.types]
+    if args.command == "explain":
+        values = {"inputs": args.inputs, "tangents": args.tangents, "cotangents": args.cotangents}
+        print(explain(function, *types, **values, seed=args.seed).show(args.stages))
+        return
+    defn = trace(function, *types)
+    print(defn if args.command == "trace" else infer_types(defn))
 
 
 if __name__ == "__main__":

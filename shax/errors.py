@@ -23,3 +23,12 @@ def at(error: ShaxError, where: str | None) -> ShaxError:
     located = type(error)(f"{error} (at {where})")
     located.__cause__ = error.__cause__
     return located
+
+
+def named(error: ShaxError, operation: str) -> ShaxError:
+    """The same error, its message starting with the operation's name (once)."""
+    if str(error).startswith(f"{operation}: "):
+        return error
+    renamed = type(error)(f"{operation}: {error}")
+    renamed.__cause__ = error.__cause__
+    return renamed

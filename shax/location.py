@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import os
 import sys
-from types import CodeType, FrameType
+from contextvars import ContextVar
+from types import CodeType, FrameType, TracebackType
 
 import typeclasses
 
@@ -18,6 +19,7 @@ _INTERNAL_DIRS = tuple(
 # Frames from these are library frames too: typeguard's instrumentation, attrs, and
 # contextlib (whose frame runs a stage decorated with `collector_paused`).
 _LIBRARY_PARTS = (os.sep + "typeguard" + os.sep, os.sep + "attr" + os.sep, "<attrs generated", os.sep + "contextlib.py")
+# code object -> whether it is library code (threads may fill it at once: with the same answers)
 _internal: dict[CodeType, bool] = {}
 
 
@@ -45,30 +47,43 @@ def user_location() -> tuple[str, int] | None:
     return None
 
 
+def user_frame_of(trace: TracebackType | None) -> tuple[str, int] | None:
+    """(filename, line) of the innermost user frame of an exception's traceback."""
+    found = None
+    while trace is not None:
+        if not _is_internal(trace.tb_frame.f_code):
+            found = trace.tb_frame.f_code.co_filename, trace.tb_lineno
+        trace = trace.tb_next
+    return found
+
+
 # While a stage (not user code) records operations for a binding, they are attributed
-# to that binding's source: the user's line that wrote it (innermost stage last).
-_stage_sources: list[str | None] = []
+# to that binding's source, the user's line that wrote it (None: no line): the innermost
+# stage's, in this thread (or task). Held as a 1-tuple, since None is a source too; the
+# variable itself is None outside stages.
+_stage_source: ContextVar[tuple[str | None] | None] = ContextVar("shax_stage_source", default=None)
 
 
 class attributed_to:
     """`with attributed_to(binding.source):` operations recorded inside come from there."""
 
-    __slots__ = ("source",)
+    __slots__ = ("source", "token")
 
     def __init__(self, source: str | None) -> None:
-        self.source = source
+        self.source = (source,)
 
     def __enter__(self) -> None:
-        _stage_sources.append(self.source)
+        self.token = _stage_source.set(self.source)
 
     def __exit__(self, *_: object) -> None:
-        _stage_sources.pop()
+        _stage_source.reset(self.token)
 
 
 def current_source() -> str | None:
     """Where an operation recorded now comes from, as `file:line`."""
-    if _stage_sources:
-        return _stage_sources[-1]
+    attributed = _stage_source.get()
+    if attributed is not None:
+        return attributed[0]
     return show_location(user_location())
 
 

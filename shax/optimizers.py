@@ -4,10 +4,10 @@
 
 prints `Iteration k: value` for the value at each step's starting point, then for the
 final point (iters + 1 lines), and returns the final parameters and value. `params`
-is a list or tuple of f's arguments (the original's convention: `f(*params)`), or any
-other pytree (a dict, an array), which is f's one argument. Python numbers become f32
-(the original's Float); arrays keep their dtype. The parameters keep their structure.
-`momentum` and `adam` share the interface.
+is a list or plain tuple of f's arguments (the original's convention: `f(*params)`),
+or any other pytree (a dict, a NamedTuple, an array), which is f's one argument.
+Python numbers become f32 (the original's Float); arrays keep their dtype. The
+parameters keep their structure. `momentum` and `adam` share the interface.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def _finite(number: SupportsFloat) -> bool:
 
 
 def _minimize(f: Callable[..., Any], params: Any, iters: int, log: Log, update: Update) -> tuple[Any, Any]:
-    spread = isinstance(params, (list, tuple))
+    spread = type(params) in (list, tuple)  # a NamedTuple (or other pytree) is f's one argument
     args = tuple(params) if spread else (params,)
     leaves, tree = flatten(args)
     leaves = [np.float32(p) if isinstance(p, (int, float)) and not isinstance(p, np.generic) else p for p in leaves]

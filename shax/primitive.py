@@ -28,7 +28,8 @@ import attrs
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
+from shax.location import current_source
 
 if TYPE_CHECKING:
     from shax.ir import Var
@@ -153,7 +154,9 @@ def all_primitives() -> list[type[Primitive]]:
 
 def implementing(method: str) -> type[Primitive] | None:
     """The primitive implementing the typeclass function whose instance method is `method`."""
-    for cls in reversed(_declared.values()):  # the latest first: a redeclared one replaces its old self
+    # The latest first: a redeclared one replaces its old self. Over a copy, which another
+    # thread declaring a primitive meanwhile cannot change.
+    for cls in reversed(tuple(_declared.values())):
         if cls.function is not None and tc.method_of(cls.function) == method:
             return cls
     return None
@@ -161,7 +164,9 @@ def implementing(method: str) -> type[Primitive] | None:
 
 class DerivedInstance(tc.Instance):
     """A typeclass instance whose method for each typeclass function is derived, on first
-    use, from the primitive implementing it (`derive`), then kept as a plain method."""
+    use, from the primitive implementing it (`derive`), then kept as a plain method.
+    Threads using a method first at the same time each derive it and set it: methods that
+    do the same, so whichever is kept serves them all."""
 
     def derive(self, cls: type[Primitive], method: str) -> Callable[..., Any]:
         raise NotImplementedError
@@ -201,8 +206,26 @@ def primitive_method(
     return call
 
 
+def from_user_args(cls: type[Primitive]) -> Callable[..., Primitive]:
+    """`cls.from_static_args` for static arguments a user gave (to its typeclass function),
+    whose errors name the operation and the user's line."""
+
+    def build(*params: Any) -> Primitive:
+        try:
+            return cls.from_static_args(*params)
+        except ShaxError as error:
+            raise at(named(error, cls.name), current_source()) from None
+        except (TypeError, ValueError) as error:
+            message = f"{cls.name}: bad static parameters {params!r}: {error}"
+            raise at(ShaxTypeError(message), current_source()) from None
+
+    return build
+
+
 def ints(values: Any) -> tuple[int, ...]:
     """A static parameter that is a list of ints, as a tuple."""
+    if isinstance(values, (str, bytes, bytearray)):  # sequences, but not of ints (b"ab" would be (97, 98))
+        raise ShaxValueError(f"expected a list of ints, got {values!r}")
     try:
         items = tuple(values)
     except TypeError:
@@ -212,6 +235,24 @@ def ints(values: Any) -> tuple[int, ...]:
     if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in items):
         raise ShaxValueError(f"expected a list of ints, got {values!r}")
     return tuple(int(v) for v in items)
+
+
+def sizes(values: Any) -> tuple[int, ...]:
+    """A static parameter that is a shape: a list of non-negative ints, as a tuple."""
+    items = ints(values)
+    if min(items, default=0) < 0:
+        raise ShaxValueError(f"expected a shape (non-negative ints), got {values!r}")
+    return items
+
+
+def number(value: Any) -> float:
+    """A static parameter that is a number (a bool, int or float, Python's or numpy's), as a float."""
+    if not isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
+        raise ShaxValueError(f"expected a number, got {value!r}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ShaxValueError(f"expected a number that converts to a float, got {value!r}") from None
 
 
 def int_pairs(values: Sequence[Any]) -> tuple[tuple[int, int], ...]:

@@ -1,60 +1,277 @@
-"""Pytrees: nested tuples, lists and dicts of leaves, flattened to a list and back.
-Dict entries are ordered by sorted key, as in JAX."""
+"""Pytrees, as in JAX: nested containers of leaves, flattened to a list of leaves and a
+`TreeDef` (the structure), and rebuilt from the two.
+
+The containers (nodes) are those JAX knows without registration, told by exact class:
+tuples and lists; dicts, whose entries are ordered by sorted key (so insertion order
+does not change the structure); named tuples, rebuilt as their own class; `None`, a
+node with no children (an empty subtree, not a leaf); `OrderedDict`s, which keep their
+insertion order; and `defaultdict`s, sorted like dicts and rebuilt with their factory.
+Anything else is a leaf, subclasses of these included. A container of one leaf is
+still a container. Dict keys that cannot be compared with each other (1 and "a") have
+no sorted order: that is a `ShaxValueError` naming them, as JAX refuses them too.
+
+Every walk (flatten, unflatten, equality, printing, paths) is a loop over an explicit
+stack, linear in the size of the tree: a 3,000-deep list is no `RecursionError`. A
+TreeDef's hash is computed once, from its children's.
+"""
 
 from __future__ import annotations
 
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import attrs
+from shax.errors import ShaxValueError, at
+from shax.location import current_source
+
+NoneType = type(None)
+
+# The node classes but named tuples, and how `kind` names them.
+_KINDS: dict[type, str] = {
+    tuple: "tuple",
+    list: "list",
+    dict: "dict",
+    OrderedDict: "dict",
+    defaultdict: "dict",
+    NoneType: "none",
+}
 
 
-@attrs.frozen
 class TreeDef:
-    kind: str  # "leaf", "tuple", "list" or "dict"
-    children: tuple[TreeDef, ...] = ()
-    keys: tuple[Any, ...] = ()
+    """The structure of a pytree: a leaf (`node_type` None, the one `LEAF`), or a node of
+    class `node_type` whose children have the structures `children`. Equal structures
+    compare and hash equal (a cache key), by a loop, not recursion.
 
-    num_leaves: int = attrs.field(init=False, eq=False)
+    Never changed once made. A plain class with slots, not a frozen attrs class, as
+    construction is on the path of every call with pytree arguments (4x faster)."""
 
-    def __attrs_post_init__(self) -> None:
-        count = 1 if self.kind == "leaf" else sum(c.num_leaves for c in self.children)
-        object.__setattr__(self, "num_leaves", count)
+    __slots__ = ("node_type", "children", "keys", "factory", "kind", "num_leaves", "flat", "_hash")
+    node_type: type | None
+    children: tuple[TreeDef, ...]
+    keys: tuple[Any, ...]  # a dict's keys, in its children's order
+    factory: Any  # a defaultdict's default_factory
+    kind: str  # "leaf", "none", "tuple" (a named tuple too), "list" or "dict" (an ordered or default one too)
+    num_leaves: int
+    flat: bool  # a node whose children are all leaves
+    _hash: int
+
+    def __init__(
+        self,
+        node_type: type | None,
+        children: tuple[TreeDef, ...] = (),
+        keys: tuple[Any, ...] = (),
+        factory: Any = None,
+    ) -> None:
+        self.node_type = node_type
+        self.children = children
+        self.keys = keys
+        self.factory = factory
+        self.kind = "leaf" if node_type is None else _KINDS.get(node_type, "tuple")
+        leaves, flat = 0, node_type is not None
+        for child in children:
+            leaves += child.num_leaves
+            flat = flat and child.node_type is None
+        self.num_leaves = leaves if node_type is not None else 1
+        self.flat = flat
+        # The children's hashes are stored, so this reads one level only.
+        self._hash = hash((node_type, children, keys, factory))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, TreeDef):
+            return NotImplemented
+        pairs = [(self, other)]
+        while pairs:
+            a, b = pairs.pop()
+            if a is b:
+                continue
+            if (
+                a._hash != b._hash
+                or a.node_type is not b.node_type
+                or a.flat != b.flat
+                or len(a.children) != len(b.children)
+                or a.keys != b.keys
+                or a.factory != b.factory
+            ):
+                return False
+            if not a.flat:  # (children that are all leaves are equal)
+                pairs.extend(zip(a.children, b.children))
+        return True
+
+    def rebuild(self, children: Sequence[Any]) -> Any:
+        """A container of this node's class holding `children` (one value per child)."""
+        cls = self.node_type
+        if cls is tuple:
+            return tuple(children)
+        if cls is list:
+            return list(children)
+        if cls is dict:
+            return dict(zip(self.keys, children))
+        if cls is NoneType:
+            return None
+        if cls is OrderedDict:
+            return OrderedDict(zip(self.keys, children))
+        if cls is defaultdict:
+            return defaultdict(self.factory, zip(self.keys, children))
+        return cls._make(children)  # type: ignore[union-attr]  # a named tuple
+
+    def __str__(self) -> str:
+        """JAX's notation: `*` for a leaf, `(*, {'a': *}, [*], None, Point(x=*, y=*))`."""
+        pieces: list[str] = []
+        todo: list[TreeDef | str] = [self]  # structures to show, or text to write, last first
+        while todo:
+            item = todo.pop()
+            if isinstance(item, str):
+                pieces.append(item)
+            elif item.node_type is None:
+                pieces.append("*")
+            else:
+                opening, labels, closing = _notation(item)
+                pieces.append(opening)
+                todo.append(closing)
+                for k in reversed(range(len(item.children))):
+                    todo.append(item.children[k])
+                    todo.append((", " if k else "") + labels[k])
+        return "".join(pieces)
+
+    def __repr__(self) -> str:
+        return f"TreeDef({self})"
 
 
-LEAF = TreeDef("leaf")
+def _notation(node: TreeDef) -> tuple[str, list[str], str]:
+    """How a node prints: (opening, a label before each child, closing)."""
+    cls = node.node_type
+    count = len(node.children)
+    if cls is NoneType:
+        return "None", [], ""
+    if cls is list:
+        return "[", [""] * count, "]"
+    if node.kind == "dict":
+        labels = [f"{k!r}: " for k in node.keys]
+        return ("{", labels, "}") if cls is dict else (f"{cls.__name__}({{", labels, "})")  # type: ignore[union-attr]
+    if cls is tuple:
+        return "(", [""] * count, ",)" if count == 1 else ")"
+    return f"{cls.__name__}(", [f"{f}=" for f in cls._fields], ")"  # type: ignore[union-attr]  # a named tuple
 
 
-def flatten(tree: Any, is_leaf: Callable[[Any], bool] = lambda _: False) -> tuple[list[Any], TreeDef]:
+def _steps(node: TreeDef) -> list[str]:
+    """The key path step to each child: `[0]`, `['w']`, `.b` (a named tuple's field)."""
+    if node.kind == "dict":
+        return [f"[{k!r}]" for k in node.keys]
+    if node.kind == "tuple" and node.node_type is not tuple:
+        return [f".{f}" for f in node.node_type._fields]  # type: ignore[union-attr]  # a named tuple
+    return [f"[{k}]" for k in range(len(node.children))]
+
+
+LEAF = TreeDef(None)
+
+
+def flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list[Any], TreeDef]:
+    """(the leaves of `tree`, left to right, and its structure). `is_leaf(x)` true makes
+    `x` a leaf even if it is a container."""
     leaves: list[Any] = []
+    done: list[TreeDef] = []  # structures of the subtrees walked, waiting for their parent
+    walking: list[tuple[type, int, tuple[Any, ...], Any]] = []  # (class, children, keys, factory) of open nodes
+    todo: list[Any] = [tree]  # values to walk, last first, and an _END after each node's children
+    while todo:
+        value = todo.pop()
+        if value is _END:
+            cls, count, keys, factory = walking.pop()
+            subtrees = tuple(done[len(done) - count :])
+            del done[len(done) - count :]
+            done.append(TreeDef(cls, subtrees, keys, factory))
+            continue
+        cls = type(value)
+        if (cls not in _KINDS and not (isinstance(value, tuple) and hasattr(cls, "_fields"))) or (
+            is_leaf is not None and is_leaf(value)
+        ):
+            leaves.append(value)
+            done.append(LEAF)
+            continue
+        children, keys, factory = _node_parts(value, cls)
+        walking.append((cls, len(children), keys, factory))
+        todo.append(_END)
+        todo.extend(reversed(children))
+    return leaves, done[0]
 
-    def walk(node: Any) -> TreeDef:
-        if not is_leaf(node):
-            if isinstance(node, dict):
-                keys = tuple(sorted(node))
-                return TreeDef("dict", tuple(walk(node[k]) for k in keys), keys)
-            if isinstance(node, (tuple, list)):
-                return TreeDef(type(node).__name__, tuple(walk(c) for c in node))
-        leaves.append(node)
-        return LEAF
 
-    return leaves, walk(tree)
+_END = object()
 
 
-def unflatten(treedef: TreeDef, leaves: Sequence[Any]) -> Any:
-    # The common shapes, without a walk: one leaf, or a flat tuple of leaves.
-    if treedef.kind == "leaf":
+def _node_parts(node: Any, cls: type) -> tuple[Sequence[Any], tuple[Any, ...], Any]:
+    """(children, keys, default factory) of a container."""
+    if cls is dict or cls is defaultdict:
+        keys = sorted_keys(node)
+        return [node[k] for k in keys], keys, node.default_factory if cls is defaultdict else None
+    if cls is OrderedDict:
+        return list(node.values()), tuple(node), None
+    if node is None:
+        return (), (), None
+    return node, (), None  # a tuple, a named tuple or a list
+
+
+def sorted_keys(mapping: dict[Any, Any]) -> tuple[Any, ...]:
+    """A dict's keys in the order its entries flatten: sorted, or a `ShaxValueError`."""
+    try:
+        return tuple(sorted(mapping))
+    except TypeError as error:
+        shown = ", ".join(map(repr, mapping))
+        message = (
+            f"pytree: a dict's entries are ordered by sorted key (as in JAX), but the keys {shown} cannot be "
+            f"compared with each other ({error}); use keys of one type, or an OrderedDict, which keeps its "
+            "insertion order"
+        )
+        raise at(ShaxValueError(message), current_source()) from None
+
+
+def unflatten(tree_def: TreeDef, leaves: Sequence[Any]) -> Any:
+    """The pytree of structure `tree_def` holding `leaves`, left to right."""
+    if len(leaves) != tree_def.num_leaves:
+        message = f"pytree: the structure {tree_def} holds {tree_def.num_leaves} leaves, but {len(leaves)} were given"
+        raise ShaxValueError(message)
+    # The common shapes, without a walk: one leaf, or one container of leaves.
+    cls = tree_def.node_type
+    if cls is None:
         return leaves[0]
-    if treedef.kind == "tuple" and treedef.num_leaves == len(treedef.children):
-        return tuple(leaves)
+    if tree_def.flat:
+        return tuple(leaves) if cls is tuple else tree_def.rebuild(leaves)
     position = iter(leaves)
+    # Each node on the stack with the values of its children built so far.
+    stack: list[tuple[TreeDef, list[Any]]] = [(tree_def, [])]
+    while True:
+        node, values = stack[-1]
+        if len(values) < len(node.children):
+            child = node.children[len(values)]
+            if child.node_type is None:
+                values.append(next(position))
+            else:
+                stack.append((child, []))
+            continue
+        stack.pop()
+        if not stack:
+            return node.rebuild(values)
+        stack[-1][1].append(node.rebuild(values))
 
-    def build(node: TreeDef) -> Any:
-        if node.kind == "leaf":
-            return next(position)
-        children = [build(c) for c in node.children]
-        if node.kind == "dict":
-            return dict(zip(node.keys, children))
-        return tuple(children) if node.kind == "tuple" else children
 
-    return build(treedef)
+def leaf_paths(tree_def: TreeDef) -> list[str]:
+    """Where each leaf sits, as JAX prints key paths: `[0]['w']`, `[1].b[0]`."""
+    paths: list[str] = []
+    steps: list[str] = []  # the path to the node being walked
+    todo: list[tuple[TreeDef, str] | None] = [(tree_def, "")]  # None: the walk leaves a node
+    while todo:
+        item = todo.pop()
+        if item is None:
+            steps.pop()
+            continue
+        node, step = item
+        if node.node_type is None:
+            paths.append("".join(steps) + step)
+            continue
+        steps.append(step)
+        todo.append(None)
+        todo.extend(reversed(list(zip(node.children, _steps(node)))))
+    return paths

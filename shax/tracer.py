@@ -16,17 +16,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, NoReturn
 
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxError, ShaxTypeError, at
+from shax.errors import ShaxError, ShaxTypeError, at, named
 from shax.location import current_source
-from shax.primitive import Arg, DerivedInstance, Primitive, primitive_method
+from shax.primitive import Arg, DerivedInstance, Primitive, from_user_args, primitive_method
 from shax.primitives import Broadcast, Constant, Select
 from shax.rules.types import result_type
-from shax.types import DType, TensorType, bool_, dtype_of_numpy, f32, i32
+from shax.types import DType, TensorType, bool_, dtype_of_numpy, reference_dtype, weak_dtype
 from typeclasses.operators import Operators
 
 
@@ -73,17 +74,19 @@ class Trace:
         return node
 
 
-_stack: list[Trace] = []
+# How many traces are open in this thread (or task): a trace's level is its nesting depth
+# in its own thread, so traces opened by other threads at the same time do not count.
+_depth: ContextVar[int] = ContextVar("shax_trace_depth", default=0)
 
 
 @contextmanager
 def new_trace(arg_types: Sequence[TensorType]) -> Iterator[Trace]:
-    trace = Trace(len(_stack) + 1, arg_types)
-    _stack.append(trace)
+    trace = Trace(_depth.get() + 1, arg_types)
+    opened = _depth.set(trace.level)
     try:
         yield trace
     finally:
-        _stack.pop()
+        _depth.reset(opened)
         trace.close()
 
 
@@ -118,14 +121,19 @@ class Tracer(Operators):
         where = current_source()
         raise at(
             ShaxTypeError(
-                f"{what} needs a concrete value, but this is a traced {self.type}; "
-                "use select/min/max instead of Python control flow on traced values"
+                f"{what} needs a concrete value, but this is a traced {self.type}: Python's "
+                "`if`, `while`, `and` and `or` cannot branch on it; choose elementwise with "
+                "select(pred, on_true, on_false) (or min/max) instead"
             ),
             where,
         )
 
     def __bool__(self) -> bool:
         self._concrete("bool()")
+
+    def __hash__(self) -> int:
+        # `==` is elementwise (numpy's), so a tracer cannot be a dict key or set member.
+        raise at(ShaxTypeError(f"a traced {self.type} is not hashable (`==` on it is elementwise)"), current_source())
 
     def __float__(self) -> float:
         self._concrete("float()")
@@ -146,29 +154,18 @@ class Tracer(Operators):
         self._concrete("converting to a numpy array")
 
 
-def _weak_dtype(value: Any, reference: DType | None, op: str) -> DType:
-    """The dtype of a Python number next to a tensor of dtype `reference`:
-    numbers are weakly typed, so `x * 2` keeps x's dtype (floats default to f32)."""
-    if isinstance(value, bool):
-        return bool_
-    if reference is None or reference == bool_:
-        return f32 if isinstance(value, float) else i32
-    if isinstance(value, float) and not reference.is_float:
-        raise ShaxTypeError(f"{op}: cannot combine the Python float {value} with a {reference.name} tensor")
-    return reference
-
-
 def _reference_dtype(operands: Sequence[Any]) -> DType | None:
-    """The dtype weak numbers adopt: the first non-bool tensor operand's, else any tensor's."""
+    """The dtype weak numbers adopt among these operands (`shax.types.reference_dtype`)."""
     first = operands[0]
-    if isinstance(first, Tracer) and first.type.dtype != bool_:
+    if isinstance(first, Tracer) and first.type.dtype != bool_:  # the common case, first
         return first.type.dtype
-    dtypes = [
-        o.type.dtype if isinstance(o, Tracer) else dtype_of_numpy(o.dtype)
-        for o in operands
-        if isinstance(o, (Tracer, np.ndarray, np.generic))
-    ]
-    return next((d for d in dtypes if d != bool_), dtypes[0] if dtypes else None)
+    return reference_dtype(
+        [
+            o.type.dtype if isinstance(o, Tracer) else dtype_of_numpy(o.dtype)
+            for o in operands
+            if isinstance(o, (Tracer, np.ndarray, np.generic))
+        ]
+    )
 
 
 def lift(trace: Trace, value: Any, reference: DType | None, op: str) -> Tracer:
@@ -187,7 +184,7 @@ def lift(trace: Trace, value: Any, reference: DType | None, op: str) -> Tracer:
         dtype_of_numpy(value.dtype)
         return emit(trace, Constant(value), ())
     if isinstance(value, (bool, int, float)):
-        array = np.asarray(value, _weak_dtype(value, reference, op).numpy)
+        array = np.asarray(value, weak_dtype(value, reference, op).numpy)
         key = (array.dtype.str, array.tobytes())  # by bytes: 0.0 and -0.0 are different constants
         node = trace.numbers.get(key)
         if node is None:
@@ -242,8 +239,8 @@ def apply(prim: Primitive, *operands: Any) -> Tracer:
     try:
         reference = _reference_dtype(operands)
         args = tuple(lift(trace, o, reference, prim.name) for o in operands)
-    except ShaxError as error:
-        raise at(error, current_source()) from None
+    except ShaxError as error:  # a constant shax cannot type (an int64 array, 2**40 as i32)
+        raise at(named(error, prim.name), current_source()) from None
     return emit(trace, prim, args)
 
 
@@ -269,28 +266,15 @@ class TracerInstance(DerivedInstance):
         return apply(Select(), pred, on_true, on_false)
 
     def derive(self, cls: type[Primitive], method: str) -> Callable[..., Any]:
-        return primitive_method(cls, method, lambda prim, operands: apply(prim, *operands), _static_parameters(cls))
+        return primitive_method(cls, method, lambda prim, operands: apply(prim, *operands), from_user_args(cls))
 
 
 def _fill(pred: Tracer, number: Any, branches: Sequence[Any]) -> Tracer:
-    scalar = lift(pred.trace, number, _reference_dtype(branches), "select")
+    try:
+        scalar = lift(pred.trace, number, _reference_dtype(branches), "select")
+    except ShaxError as error:
+        raise at(named(error, "select"), current_source()) from None
     return emit(pred.trace, Broadcast((), pred.shape), (scalar,))
-
-
-def _static_parameters(cls: type[Primitive]) -> Callable[..., Primitive]:
-    """`cls` from user-given static parameters, naming the operation on bad ones."""
-
-    def build(*params: Any) -> Primitive:
-        try:
-            return cls.from_static_args(*params)
-        except ShaxError as error:
-            named = str(error) if str(error).startswith(f"{cls.name}: ") else f"{cls.name}: {error}"
-            raise at(type(error)(named), current_source()) from None
-        except (TypeError, ValueError) as error:
-            message = f"{cls.name}: bad static parameters {params!r}: {error}"
-            raise at(ShaxTypeError(message), current_source()) from None
-
-    return build
 
 
 tracer_instance = TracerInstance()

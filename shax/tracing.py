@@ -45,6 +45,13 @@ def trace(f: Callable[..., Any], *arg_types: Any, name: str | None = None) -> De
     if name is not None and not (isinstance(name, str) and name.isidentifier()):
         raise at(ShaxValueError(f"trace: name must be a Python identifier, got {name!r}"), current_source())
     traced = trace_pytree(f, arg_types, name)
+    if traced.out_tree.kind == "none":
+        # None is an empty pytree (a jitted function may return it), but a definition
+        # of no outputs is most likely a forgotten `return`.
+        message = (
+            f"trace: {traced.defn.name} returned None (NoneType): a definition needs outputs; is a return missing?"
+        )
+        raise at(ShaxTypeError(message), function_location(f))
     if traced.captured:
         raise at(
             ShaxTypeError(
@@ -59,7 +66,10 @@ def trace(f: Callable[..., Any], *arg_types: Any, name: str | None = None) -> De
 def trace_pytree(f: Callable[..., Any], arg_trees: Sequence[Any], name: str | None = None) -> Traced:
     """Trace `f` on one tracer per leaf of `arg_trees` (leaves: TensorTypes or their printed form)."""
     fname = name or function_name(f)
-    leaves, in_tree = flatten(tuple(arg_trees), is_leaf=lambda x: isinstance(x, (TensorType, str)))
+    try:
+        leaves, in_tree = flatten(tuple(arg_trees), is_leaf=lambda x: isinstance(x, (TensorType, str)))
+    except ShaxError as error:
+        raise type(error)(f"trace: the argument types of {fname}: {error}") from None
     try:
         types = [_as_type(fname, k, leaf) for k, leaf in enumerate(leaves)]
     except ShaxError as error:  # bad argument types: point at the caller's line
@@ -72,7 +82,10 @@ def trace_pytree(f: Callable[..., Any], arg_trees: Sequence[Any], name: str | No
             _check_call(f, fname, args)
             result = f(*args)
             _check_result(f, fname, result)
-            out_leaves, out_tree = flatten(result)
+            try:
+                out_leaves, out_tree = flatten(result)
+            except ShaxError as error:
+                raise type(error)(f"trace: the result of {fname}: {error}") from None
             try:
                 outputs = [lift(current, leaf, None, "return") for leaf in out_leaves]
             except ShaxError as error:

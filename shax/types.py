@@ -1,14 +1,22 @@
-"""Element types and tensor types: `f32[2, 6]` is a `TensorType`, printed as `f32[2, 6]`."""
+"""Element types and tensor types: `f32[2, 6]` is a `TensorType`, printed as `f32[2, 6]`.
+
+Also the types of Python numbers, which are weak: `x * 2` keeps x's dtype (`weak_dtype`),
+and how an error message shows a value (`describe`).
+"""
 
 from __future__ import annotations
 
+import functools
+import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 import numpy as np
 
-from shax.errors import ShaxTypeError, ShaxValueError
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.location import current_source
 
 
 @attrs.frozen(repr=False)
@@ -42,25 +50,41 @@ def dtype_of_numpy(dtype: Any) -> DType:
         raise ShaxTypeError(f"dtype {dtype} is not supported; use one of {supported}") from None
 
 
+def _dtype(dtype: Any) -> DType:
+    if isinstance(dtype, DType):
+        return dtype
+    names = ", ".join(d.name for d in DTYPES)
+    message = f"TensorType: the dtype must be one of {names} (shax.f32, ...), got {dtype!r}"
+    raise at(ShaxTypeError(message), current_source())
+
+
 def _shape(shape: Any) -> tuple[int, ...]:
     if type(shape) is tuple and all(type(d) is int and d >= 0 for d in shape):
         return shape
+    # A str or bytes is a sequence too, but not of sizes (b"2" would be (50,)).
+    if isinstance(shape, (str, bytes, bytearray)):
+        raise _bad_shape(shape, "be a sequence of ints")
     try:
         dims = tuple(shape)
     except TypeError:
-        raise ShaxValueError(f"a shape must be a sequence of ints, got {shape!r}") from None
+        raise _bad_shape(shape, "be a sequence of ints") from None
     if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in dims):
-        raise ShaxValueError(f"a shape must hold non-negative ints, got {shape!r}")
+        raise _bad_shape(shape, "hold non-negative ints")
     return tuple(int(d) for d in dims)
 
 
-_PRINTED = re.compile(r"\s*(\w+)\s*\[\s*([0-9,\s]*)\]\s*")
+def _bad_shape(shape: Any, must: str) -> ShaxError:
+    return at(ShaxValueError(f"TensorType: a shape must {must}, got {shape!r}"), current_source())
+
+
+# The printed form: a dtype's name, then sizes separated by commas in brackets (`f32[2, 6]`, `f32[]`).
+_PRINTED = re.compile(r"\s*(\w+)\s*\[\s*(\d+(?:\s*,\s*\d+)*)?\s*\]\s*")
 
 
 # The hash is cached: types key the memo of type rules (`shax.rules.types.result_type`).
 @attrs.frozen(repr=False, cache_hash=True)
 class TensorType:
-    dtype: DType
+    dtype: DType = attrs.field(converter=_dtype)
     shape: tuple[int, ...] = attrs.field(converter=_shape)
 
     @property
@@ -69,7 +93,7 @@ class TensorType:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)  # Python ints: no overflow, however large the sizes
 
     def with_shape(self, shape: tuple[int, ...]) -> TensorType:
         return TensorType(self.dtype, shape)
@@ -82,22 +106,88 @@ class TensorType:
     @staticmethod
     def parse(text: str) -> TensorType:
         """Read the printed form, e.g. `f32[2, 6]` or `f32[]`."""
+        if not isinstance(text, str):
+            message = f"TensorType.parse: reads the printed form, a str like 'f32[2, 6]', got {text!r}"
+            raise at(ShaxTypeError(message), current_source())
         match = _PRINTED.fullmatch(text)
         if match is None or match.group(1) not in _BY_NAME:
             names = ", ".join(_BY_NAME)
-            raise ShaxValueError(f"cannot read a tensor type from {text!r}; expected e.g. f32[2, 6] ({names})")
-        dims = [d for d in match.group(2).replace(",", " ").split()]
+            message = f"TensorType.parse: cannot read a tensor type from {text!r}; expected e.g. f32[2, 6] ({names})"
+            raise at(ShaxValueError(message), current_source())
+        dims = match.group(2).split(",") if match.group(2) else []
         return TensorType(_BY_NAME[match.group(1)], tuple(int(d) for d in dims))
 
     @staticmethod
     def of(value: Any) -> TensorType:
-        """The type of a numpy array or scalar (Python floats are f32, ints i32)."""
+        """The type of a numpy array or scalar, or of a Python number alone (a float is f32,
+        an int i32: one that does not fit is an error)."""
         if isinstance(value, (np.ndarray, np.generic)):  # first: np.float64 is a Python float too
-            return TensorType(dtype_of_numpy(value.dtype), value.shape)
-        if isinstance(value, bool):
-            return TensorType(bool_, ())
-        if isinstance(value, int):
-            return TensorType(i32, ())
-        if isinstance(value, float):
-            return TensorType(f32, ())
+            return _array_type(value.dtype, value.shape)
+        if isinstance(value, (bool, int, float)):
+            return TensorType(weak_dtype(value, None), ())
         raise ShaxTypeError(f"expected a tensor (numpy array or number), got {type(value).__name__}")
+
+
+# Remembered: shax's numpy instance asks for the types of the same few arrays over and over.
+@functools.lru_cache(maxsize=1024)
+def _array_type(dtype: np.dtype, shape: tuple[int, ...]) -> TensorType:
+    return TensorType(dtype_of_numpy(dtype), shape)
+
+
+# Python numbers ------------------------------------------------------------------
+
+
+def fits(number: bool | int | float, dtype: DType) -> bool:
+    """Whether a Python number stands for a `dtype` scalar without a change of kind or
+    value: a bool for bool; an int for i32 within its range, or for a float dtype if it
+    converts to a float; a float for a float dtype (beyond f32's range it is ±inf, as in numpy)."""
+    if isinstance(number, bool):
+        return dtype == bool_
+    if isinstance(number, int):
+        if dtype == i32:
+            return -(2**31) <= number < 2**31
+        return dtype.is_float and abs(number) < _FLOAT_LIMIT
+    return dtype.is_float
+
+
+# The smallest int that does not convert to a float: 2^1024 less half an ulp of the largest float.
+_FLOAT_LIMIT = 2**1024 - 2**970
+
+
+def weak_dtype(number: bool | int | float, reference: DType | None, op: str | None = None) -> DType:
+    """The dtype of a Python number next to tensors of dtype `reference` (None: no tensor).
+    Numbers are weakly typed: `x * 2` keeps x's dtype; alone or next to bools a float is
+    f32 and an int i32. A float next to an integer tensor is an error, not a silent
+    truncation, and so is a number the dtype cannot hold (2**40 as an i32)."""
+    prefix = f"{op}: " if op else ""
+    if isinstance(number, bool):
+        return bool_
+    if reference is None or reference == bool_:
+        dtype = f32 if isinstance(number, float) else i32
+    elif isinstance(number, float) and not reference.is_float:
+        raise ShaxTypeError(f"{prefix}cannot combine the Python float {number} with a {reference.name} tensor")
+    else:
+        dtype = reference
+    if not fits(number, dtype):
+        raise ShaxValueError(f"{prefix}the Python int {number} does not fit {dtype.name}")
+    return dtype
+
+
+def reference_dtype(dtypes: Sequence[DType]) -> DType | None:
+    """The dtype weak numbers adopt next to tensors of `dtypes`: the first that is not
+    bool, else bool; None without tensors."""
+    return next((d for d in dtypes if d != bool_), dtypes[0] if dtypes else None)
+
+
+def describe(value: Any) -> str:
+    """How an error message shows a value: its tensor type (an array's, a tracer's), a
+    Python number with its value, anything else by its Python type."""
+    t = getattr(value, "type", None)  # tracers and symbolic zeros carry their type
+    if isinstance(t, TensorType):
+        return str(t)
+    if isinstance(value, (np.ndarray, np.generic)):
+        dtype = _BY_NUMPY.get(value.dtype)
+        return f"{dtype.name if dtype else value.dtype}[{', '.join(map(str, value.shape))}]"
+    if isinstance(value, (bool, int, float)) and len(repr(value)) <= 24:
+        return f"{type(value).__name__} {value!r}"
+    return type(value).__name__

@@ -1,9 +1,12 @@
 """Checks of definitions that stages and passes share (below both: `shax.stages` imports
 `shax.passes`, and both import this).
 
+- `check_parts`, `parts_checked`: a definition built of IR parts (Vars, Bindings,
+  Primitives, TensorTypes), for hand-built ones: stages read those parts without looking;
 - `binding_type`: a binding's type from its operands' types, by its primitive's type rule;
 - `check_types`: a typed definition whose every annotation agrees with the type rules
   (remembered, `shax.well_typed`, so a pipeline checks each definition once);
+- `check_runnable`: the same for a definition typed or not (what evaluation checks);
 - `check_well_formed`: typed, every operand bound before use, every argument declared;
 - `check_linearized`: a LinearizedDefinition whose halves fit together;
 - `expect_definition`, `expect_linearized`: what a stage, pass or `evaluate` was handed
@@ -16,17 +19,76 @@ Errors name the stage or pass, the binding and the user's line that wrote it.
 from __future__ import annotations
 
 import reprlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.gcpause import collector_paused
-from shax.ir import Binding, Definition, LinearizedDefinition
+from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.location import current_source
-from shax.primitive import Arg
+from shax.primitive import Arg, Primitive
 from shax.rules.types import result_type
 from shax.types import TensorType
 from shax.walker import fail, for_each_binding
 from shax.well_typed import is_well_typed, mark_well_typed
+
+
+def check_parts(stage: str, defn: Definition) -> None:
+    """Nothing if `defn` is built of IR parts: TensorTypes as argument types, Bindings of a
+    Var to a Primitive on a tuple of Vars, Vars returned (a Var: an int id and a TensorType
+    or None); else a ShaxTypeError naming `stage` and the part."""
+    _check_argument_types(stage, defn)
+    for k, binding in enumerate(defn.bindings):
+        problem = _malformed(binding)
+        if problem is not None:
+            raise ShaxTypeError(f"{stage}: {defn.name}: binding {k} {problem}")
+    bad = [v for v in defn.outputs if not _is_var(v)]
+    if bad:
+        raise ShaxTypeError(f"{stage}: {defn.name}: returns {bad[0]!r}, not a Var")
+
+
+@contextmanager
+def parts_checked(stage: str, defn: Definition) -> Iterator[None]:
+    """A block walking `defn`, which checks its parts (`check_parts`): its argument types
+    at once, its bindings and outputs only if the block fails with an error that is no
+    ShaxError (the AttributeError of a var that is not a Var), so that a large, well
+    formed definition pays nothing for them."""
+    _check_argument_types(stage, defn)
+    try:
+        yield
+    except ShaxError:
+        raise
+    except Exception:
+        check_parts(stage, defn)  # names the malformed part, if that is what failed
+        raise
+
+
+def _check_argument_types(stage: str, defn: Definition) -> None:
+    for k, t in enumerate(defn.arg_types):
+        if not isinstance(t, TensorType):
+            raise ShaxTypeError(
+                f"{stage}: {defn.name}: argument type {k} must be a TensorType like f32[2, 3], got {t!r}"
+            )
+
+
+def _is_var(v: Any) -> bool:
+    return isinstance(v, Var) and type(v.id) is int and (v.type is None or isinstance(v.type, TensorType))
+
+
+def _malformed(binding: Any) -> str | None:
+    """What makes `binding` no binding of the IR, if anything."""
+    if not isinstance(binding, Binding):
+        return f"is a {type(binding).__name__}, not a Binding"
+    if not _is_var(binding.var):
+        return f"binds {binding.var!r}, not a Var (an int id, a TensorType or None)"
+    if not isinstance(binding.prim, Primitive):
+        return f"applies {binding.prim!r}, which is not a Primitive"
+    if not isinstance(binding.args, tuple) or not all(_is_var(a) for a in binding.args):
+        return f"has operands {binding.args!r}, not a tuple of Vars"
+    if isinstance(binding.prim, Arg) and type(binding.prim.index) is not int:
+        return f"reads argument {binding.prim.index!r}, not an int"
+    return None
 
 
 def binding_type(defn: Definition, binding: Binding, operands: tuple[TensorType | None, ...]) -> TensorType:
@@ -34,6 +96,8 @@ def binding_type(defn: Definition, binding: Binding, operands: tuple[TensorType 
 
     Callers pass the operand types, not their whole environment, so that checking the
     call (typeguard, in the tests) costs per operand, not per var of the definition."""
+    if type(binding.var.id) is not int:  # (its other parts are checked when they fail: `parts_checked`)
+        raise ShaxTypeError(f"binds a var numbered {binding.var.id!r}, not by an int")
     prim = binding.prim
     if isinstance(prim, Arg):
         if not 0 <= prim.index < len(defn.arg_types):
@@ -48,23 +112,41 @@ def binding_type(defn: Definition, binding: Binding, operands: tuple[TensorType 
     return result_type(prim, *types)
 
 
-@collector_paused()
 def check_types(defn: Definition) -> Definition:
     """`defn` itself if every annotation agrees with the type rules; else a ShaxTypeError."""
     expect_definition("check_types", defn)
+    _check_types("check_types", defn, annotated=True)
+    return mark_well_typed(defn)
+
+
+def check_runnable(stage: str, defn: Definition) -> None:
+    """Nothing if every binding of `defn`, typed or not, is well formed and fits its
+    primitive's type rule (and its annotation, where it has one); else a ShaxError naming
+    `stage` and the binding. A typed definition that passes is remembered as check_types'."""
+    expect_definition(stage, defn)
+    if is_well_typed(defn):
+        return
+    _check_types(stage, defn, annotated=False)
+    if defn.is_typed:
+        mark_well_typed(defn)
+
+
+@collector_paused()
+def _check_types(stage: str, defn: Definition, annotated: bool) -> None:
+    """`annotated`: every binding must be annotated with its type; else only those that are."""
     env: dict[int, TensorType] = {}  # var id -> its type
 
     def check(binding: Binding) -> None:
         if binding.var.id in env:
             raise ShaxValueError(f"x{binding.var.id} is bound twice")
         t = binding_type(defn, binding, tuple([env.get(a.id) for a in binding.args]))
-        if binding.var.type != t:
-            raise ShaxTypeError(f"annotated {binding.var.type}, but the rule gives {t}")
+        if binding.var.type != t and (annotated or binding.var.type is not None):
+            raise ShaxTypeError(f"annotated {binding.var.type!r}, but the rule gives {t}")
         env[binding.var.id] = t
 
-    for_each_binding("check_types", defn.bindings, check, records=False)
-    check_outputs("check_types", defn, env)
-    return mark_well_typed(defn)
+    with parts_checked(stage, defn):
+        for_each_binding(stage, defn.bindings, check, records=False)
+        check_outputs(stage, defn, env)
 
 
 def check_outputs(stage: str, defn: Definition, env: dict[int, TensorType]) -> None:
@@ -92,6 +174,7 @@ def check_well_formed(stage: str, defn: Definition) -> None:
 
 
 def _check_well_formed(stage: str, defn: Definition) -> None:
+    check_parts(stage, defn)
     bound: set[int] = set()
     for binding in defn.bindings:
         if binding.var.type is None:

@@ -55,11 +55,16 @@ from typeclasses import (
     eq,
     exp,
     expm1,
+    ge,
+    gt,
+    le,
     log,
     log1p,
     logistic,
+    lt,
     max,
     min,
+    ne,
     pad,
     reduce_sum,
     reshape,
@@ -397,15 +402,19 @@ def _dot(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | 
     return step, Value(shape, bound)
 
 
+COMPARISONS = (eq, ne, lt, le, gt, ge)
+
+
 def _select(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
-    """`select` on a predicate from `eq`, between values of the predicate's shape (or a number)."""
+    """`select` on a predicate from a comparison, between values of the predicate's shape (or a number)."""
     k = _pick(draw, values)
     same = [j for j, v in enumerate(values) if v.shape == values[k].shape]
     on_true = draw(st.sampled_from(same))
     if draw(st.booleans()):
         pred_text, operands, pred = "eq(signum({0}), 1.0)", (k,), lambda p: eq(signum(p), 1.0)
     else:
-        pred_text, operands, pred = "eq(max({0}, {1}), {0})", (k, on_true), lambda p, q: eq(max(p, q), p)
+        compare = draw(st.sampled_from(COMPARISONS))
+        pred_text, operands, pred = f"{compare.__name__}({{0}}, {{1}})", (k, on_true), compare
     n = len(operands)
     bound = values[on_true].bound
     if draw(st.booleans()):

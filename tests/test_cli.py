@@ -84,3 +84,24 @@ def test_demo_runs_descent_then_medium(capsys: pytest.CaptureFixture[str]) -> No
     assert status == 0
     assert out[0] == "def f(arg0 :: f32[]," and "Iteration 40: -0.5" in out
     assert out.index("Minimum value: -0.5") < out.index("After tracing:") < out.index("VJP:")
+
+
+def test_an_error_in_the_users_function_is_one_message(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "user.py").write_text("def f(x):\n    return x / 0 if x is None else {}[x.shape]\n")
+    status, out, err = run(capsys, "trace", f"{tmp_path / 'user.py'}:f", "f32[2]")
+    assert (status, out) == (1, [])
+    assert err.startswith("shax: KeyError: ") and "user.py:2" in err and "Traceback" not in err
+    status, out, err = run(capsys, "--traceback", "trace", f"{tmp_path / 'user.py'}:f", "f32[2]")
+    assert status == 1 and "Traceback (most recent call last)" in err
+
+
+def test_a_reader_that_stops_early_ends_it_quietly() -> None:
+    # `shax demo | head -1`
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "shax.cli", "demo"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert demo.stdout is not None and demo.stderr is not None
+    demo.stdout.readline()
+    demo.stdout.close()
+    assert demo.stderr.read() == b""
+    assert demo.wait() in (0, 1)  # 0 if it wrote everything before the pipe closed

@@ -105,6 +105,15 @@ def test_split_into_parts_the_results_are_the_same(program: Program, chunk: int)
         compiled = compiled_equals_evaluate(typed, *program.args)
     statements = re.findall(r"^    x\d+ = (?!env)", compiled.source, re.MULTILINE)
     assert ("_part1(env)" in compiled.source) == (len(statements) > chunk)
+    # Each part is compiled alone, yet its lines are those of the source shown.
+    lines = compiled.source.splitlines()
+    main = compiled.function.__name__
+    functions = {n: f for n, f in compiled.function.__globals__.items() if n == main or n.startswith(f"{main}_part")}
+    for name, function in functions.items():
+        code = function.__code__
+        assert lines[code.co_firstlineno - 1].startswith(f"def {name}(")
+        for _, _, line in code.co_lines():
+            assert line is None or lines[line - 1].startswith(("    ", f"def {name}("))
 
 
 def medium_function() -> Any:

@@ -1,6 +1,7 @@
 """Bad input raises a `shax.ShaxError` that is also a TypeError or ValueError, whose
 message names the operation, the types involved and the file:line of the user's code
-that wrote it. Hand-built bad definitions never surface as internal errors.
+that wrote it: on tracers and on numpy values alike (shax's numpy instance checks by the
+same type rules). Hand-built bad definitions never surface as internal errors.
 
 The user's line of each case is marked with a `# <name>` comment at its end.
 """
@@ -17,11 +18,15 @@ import pytest
 import typeguard
 
 import shax
-from shax import f32, f64, i32
+import typeclasses as tc
+from shax import bool_, f32, f64, i32
 from shax import primitives as P
+from shax.extend import elementwise_primitive
 from shax.ir import Binding, Definition, Var
 from shax.stages import check_types, infer_types
+from shax.types import TensorType
 from typeclasses import (
+    add,
     broadcast,
     dot_general,
     eq,
@@ -189,18 +194,346 @@ OPERATIONS: list[tuple[Callable[..., Any], tuple[shax.TensorType, ...], type[Exc
 BREAK_ANNOTATIONS = {bad_pad_pairs, bad_static_parameter}
 
 
+# On numpy arrays Python's operators (`x + y`, `x @ y`) are numpy's own, not typeclass
+# functions, and numpy's promotions hold (the numpy instance checks HNP functions by the
+# type rules, not Floating ones: f32 - f64 is f64, i32 * 1.5 is f64).
+TRACER_ONLY = {bad_add, bad_mul, bad_matmul, bad_dtypes, bad_weak_float}
+
+
+def zeros(t: TensorType) -> np.ndarray:
+    return np.zeros(t.shape, t.dtype.numpy)
+
+
+def run(mode: str, function: Callable[..., Any], types: tuple[TensorType, ...]) -> Any:
+    """`function` traced at `types`, or run on numpy values of those types."""
+    if mode == "tracer":
+        return shax.trace(function, *types)
+    return function(*map(zeros, types))
+
+
+MODES = ["tracer", "numpy"]
+
+
 @pytest.mark.parametrize(
-    ("function", "types", "kind", "fragments"), [pytest.param(*case, id=case[0].__name__) for case in OPERATIONS]
+    ("mode", "function", "types", "kind", "fragments"),
+    [
+        pytest.param(mode, *case, id=f"{case[0].__name__}-{mode}")
+        for case in OPERATIONS
+        for mode in MODES
+        if mode == "tracer" or case[0] not in TRACER_ONLY
+    ],
 )
 def test_bad_operation(
-    function: Callable[..., Any], types: tuple[shax.TensorType, ...], kind: type[Exception], fragments: tuple[str, ...]
+    mode: str,
+    function: Callable[..., Any],
+    types: tuple[shax.TensorType, ...],
+    kind: type[Exception],
+    fragments: tuple[str, ...],
 ) -> None:
     # These break the typeclass functions' annotations, which typeguard (on in this test
     # suite only) would report before shax's own checks.
     unguarded = typeguard.suppress_type_checks() if function in BREAK_ANNOTATIONS else contextlib.nullcontext()
     with unguarded, pytest.raises(shax.ShaxError) as info:
-        shax.trace(function, *types)
+        run(mode, function, types)
     check(info.value, kind, fragments, function.__name__.replace("_", "-"))
+
+
+# Values no instance takes, calls a signature does not take, bad static parameters, values
+# a dtype cannot hold: each on a tracer and on numpy values of the type listed.
+
+
+def no_instance_none(x):
+    return sin(None)  # no-instance-none
+
+
+def no_instance_str(x):
+    return add("a", x)  # no-instance-str
+
+
+def no_instance_list(x):
+    return reshape([1, 2], [2])  # no-instance-list
+
+
+def missing_argument(x):
+    return reshape(x)  # missing-argument
+
+
+def extra_argument(x):
+    return sin(x, x)  # extra-argument
+
+
+def unknown_keyword(x):
+    return broadcast(x, dims=[0], size=[3])  # unknown-keyword
+
+
+def perm_of_letters(x):
+    return transpose(x, "ab")  # perm-of-letters
+
+
+def shape_of_an_int(x):
+    return broadcast(x, dims=[0], shape=-1)  # shape-of-an-int
+
+
+def shape_of_bytes(x):
+    return reshape(x, b"\x03")  # shape-of-bytes
+
+
+def reshape_to_minus_one(x):
+    return reshape(x, [-1])  # reshape-to-minus-one
+
+
+def negative_broadcast_size(x):
+    return broadcast(x, [0], [3, -2])  # negative-broadcast-size
+
+
+def dims_of_an_int(x):
+    return dot_general(x, x, 5)  # dims-of-an-int
+
+
+def end_of_none(x):
+    return slice(x, [0], None)  # end-of-none
+
+
+def pad_with_a_str(x):
+    return pad(x, [(1, 0)], "a")  # pad-with-a-str
+
+
+def pad_i32_with_a_half(x):
+    return pad(x, [(1, 0)], 0.5)  # pad-i32-with-a-half
+
+
+def pad_i32_beyond_its_range(x):
+    return pad(x, [(1, 0)], 2**40)  # pad-i32-beyond-its-range
+
+
+def pad_bool_with_two(x):
+    return pad(x, [(1, 0)], 2.0)  # pad-bool-with-two
+
+
+def int_beyond_i32(x):
+    return add(x, 2**40)  # int-beyond-i32
+
+
+def int_below_i32(x):
+    return add(x, -(2**31) - 1)  # int-below-i32
+
+
+def int_beyond_floats(x):
+    return add(x, 10**400)  # int-beyond-floats
+
+
+def int64_constant(x):
+    return select(eq(x, x), x, np.arange(3))  # int64-constant
+
+
+def reshape_past_int64(x):
+    # 2^32 · 2^32 = 2^64 elements, 0 in int64 arithmetic: as many as x has, there.
+    return reshape(x, [2**32, 2**32])  # reshape-past-int64
+
+
+NoInstance, Arguments = tc.NoInstanceError, tc.ArgumentsError
+CALLS: list[tuple[Callable[..., Any], tuple[TensorType, ...], type[Exception], tuple[str, ...]]] = [
+    (no_instance_none, (f32[3],), NoInstance, ("sin", "NoneType")),
+    (no_instance_str, (f32[3],), NoInstance, ("add", "str, f32[3]")),
+    (no_instance_list, (f32[3],), NoInstance, ("reshape", "list")),
+    (missing_argument, (f32[3],), Arguments, ("reshape", "missing", "'shape'", "f32[3]")),
+    (extra_argument, (f32[3],), Arguments, ("sin", "2 were given", "f32[3], f32[3]")),
+    (unknown_keyword, (f32[3],), Arguments, ("broadcast", "'size'", "f32[3]")),
+    (perm_of_letters, (f32[2, 2],), V, ("transpose", "'ab'")),
+    (shape_of_an_int, (f32[3],), V, ("broadcast", "-1")),
+    (shape_of_bytes, (f32[3],), V, ("reshape", "b'\\x03'")),
+    (reshape_to_minus_one, (f32[3],), V, ("reshape", "[-1]")),
+    (negative_broadcast_size, (f32[3],), V, ("broadcast", "[3, -2]")),
+    (dims_of_an_int, (f32[3],), T, ("dot_general", "5")),
+    (end_of_none, (f32[3],), V, ("slice", "None")),
+    (pad_with_a_str, (f32[3],), V, ("pad", "'a'")),
+    (pad_i32_with_a_half, (i32[3],), V, ("pad", "i32[3]", "0.5")),
+    (pad_i32_beyond_its_range, (i32[3],), V, ("pad", "i32[3]", "1099511627776")),
+    (pad_bool_with_two, (bool_[3],), V, ("pad", "bool[3]", "2.0")),
+    (int_beyond_i32, (i32[3],), V, ("add", "1099511627776", "i32")),
+    (int_below_i32, (i32[3],), V, ("add", "-2147483649", "i32")),
+    (int_beyond_floats, (f32[3],), V, ("add", "f32")),
+    (int64_constant, (f32[3],), T, ("select", "int64")),
+    (reshape_past_int64, (f32[0],), T, ("reshape", "f32[0]", "[4294967296, 4294967296]")),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("function", "types", "kind", "fragments"), [pytest.param(*case, id=case[0].__name__) for case in CALLS]
+)
+@typeguard.suppress_type_checks  # they break the typeclass functions' annotations, which typeguard would report
+def test_bad_call(
+    mode: str,
+    function: Callable[..., Any],
+    types: tuple[TensorType, ...],
+    kind: type[Exception],
+    fragments: tuple[str, ...],
+) -> None:
+    with pytest.raises(shax.ShaxError) as info:
+        run(mode, function, types)
+    check(info.value, kind, fragments, function.__name__.replace("_", "-"))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_ints_at_the_edges_of_i32_are_i32(mode: str) -> None:
+    def edges(x):
+        return add(x, 2**31 - 1), add(x, -(2**31))
+
+    result = run(mode, edges, (i32[2],))
+    if mode == "numpy":
+        np.testing.assert_array_equal(result, [[2**31 - 1] * 2, [-(2**31)] * 2])
+    else:
+        assert [str(t) for t in infer_types(result).output_types()] == ["i32[2]", "i32[2]"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_pad_with_a_value_of_the_dtype(mode: str) -> None:
+    def padded(x, b):
+        return pad(x, [(1, 0)], 3), pad(x, [(0, 1)], -(2**31)), pad(b, [(1, 0)], 1.0)
+
+    x, b = np.array([1, 2], np.int32), np.array([False])
+    if mode == "tracer":
+        result = shax.evaluate(infer_types(shax.trace(padded, i32[2], bool_[1])), x, b)
+    else:
+        result = padded(x, b)
+    expected = (np.array([3, 1, 2], np.int32), np.array([1, 2, -(2**31)], np.int32), np.array([True, False]))
+    for got, want in zip(result, expected):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+double = elementwise_primitive("double", numpy=lambda x: 2.0 * x, derivative=lambda x, out: 2.0 + 0.0 * x)
+
+
+def double_twice_over(x):
+    return double(x, x)  # double-twice-over
+
+
+def double_with_a_keyword(x):
+    return double(x, axis=0)  # double-with-a-keyword
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("function", "fragment"),
+    [(double_twice_over, "takes 1 argument(s), got 2"), (double_with_a_keyword, "unexpected keyword argument")],
+)
+def test_a_declared_function_called_with_bad_arguments(mode: str, function: Callable[..., Any], fragment: str) -> None:
+    with pytest.raises(shax.ShaxError) as info:
+        run(mode, function, (f32[3],))
+    check(info.value, tc.ArgumentsError, ("double", fragment, "f32[3]"), function.__name__.replace("_", "-"))
+
+
+def test_an_instance_lacking_a_method() -> None:
+    class Partial(tc.Instance):
+        def level(self, value: object) -> int:
+            return 0
+
+    with pytest.raises(shax.ShaxError) as info:
+        Partial().sin(np.float32(1.0))  # missing-method
+    check(info.value, (tc.MissingMethodError, AttributeError), ("sin", "Partial"), "missing-method")
+
+
+# Tensor types.
+
+
+def bytes_shape():
+    return TensorType(f32, b"2")  # bytes-shape
+
+
+def str_shape():
+    return TensorType(f32, "2")  # str-shape
+
+
+def float_size():
+    return f32[2.0]  # float-size
+
+
+def bool_size():
+    return TensorType(f32, (True,))  # bool-size
+
+
+def numpy_bool_size():
+    return TensorType(f32, (np.bool_(True),))  # numpy-bool-size
+
+
+def negative_size():
+    return f32[3, -1]  # negative-size
+
+
+def shape_of_none():
+    return TensorType(f32, None)  # shape-of-none
+
+
+def dtype_of_a_str():
+    return TensorType("f32", (2,))  # dtype-of-a-str
+
+
+def numpy_dtype():
+    return TensorType(np.float32, (2,))  # numpy-dtype
+
+
+def parse_a_number():
+    return TensorType.parse(3)  # parse-a-number
+
+
+def parse_empty_size():
+    return TensorType.parse("f32[2,,3]")  # parse-empty-size
+
+
+def parse_no_comma():
+    return TensorType.parse("f32[2 3]")  # parse-no-comma
+
+
+def parse_negative():
+    return TensorType.parse("f32[-1]")  # parse-negative
+
+
+def parse_unknown_dtype():
+    return TensorType.parse("f16[2]")  # parse-unknown-dtype
+
+
+def parse_unclosed():
+    return TensorType.parse("f32[2")  # parse-unclosed
+
+
+BAD_TYPES: list[tuple[Callable[[], Any], type[Exception], tuple[str, ...]]] = [
+    (bytes_shape, V, ("TensorType", "b'2'")),
+    (str_shape, V, ("TensorType", "'2'")),
+    (float_size, V, ("TensorType", "2.0")),
+    (bool_size, V, ("TensorType", "True")),
+    (numpy_bool_size, V, ("TensorType", "True")),
+    (negative_size, V, ("TensorType", "-1")),
+    (shape_of_none, V, ("TensorType", "None")),
+    (dtype_of_a_str, T, ("TensorType", "dtype", "'f32'")),
+    (numpy_dtype, T, ("TensorType", "dtype", "float32")),
+    (parse_a_number, T, ("TensorType.parse", "3")),
+    (parse_empty_size, V, ("TensorType.parse", "f32[2,,3]")),
+    (parse_no_comma, V, ("TensorType.parse", "f32[2 3]")),
+    (parse_negative, V, ("TensorType.parse", "f32[-1]")),
+    (parse_unknown_dtype, V, ("TensorType.parse", "f16[2]")),
+    (parse_unclosed, V, ("TensorType.parse", "f32[2")),
+]
+
+
+@pytest.mark.parametrize(("build", "kind", "fragments"), [pytest.param(*c, id=c[0].__name__) for c in BAD_TYPES])
+@typeguard.suppress_type_checks  # some break the annotations of DType.__getitem__ and TensorType.parse
+def test_bad_tensor_type(build: Callable[[], Any], kind: type[Exception], fragments: tuple[str, ...]) -> None:
+    with pytest.raises(shax.ShaxError) as info:
+        build()
+    check(info.value, kind, fragments, build.__name__.replace("_", "-"))
+
+
+def test_tensor_types_read_and_size_exactly() -> None:
+    assert TensorType(f32, (np.int64(2), 3)).shape == (2, 3)
+    assert all(type(d) is int for d in TensorType(f32, np.array([2, 3])).shape)
+    assert [TensorType.parse(text) for text in ("f32[]", " f32 [ 2 , 6 ] ", "bool[1,2]")] == [
+        f32[()],
+        f32[2, 6],
+        bool_[1, 2],
+    ]
+    assert f32[2**40, 2**40].size == 2**80  # beyond int64, exactly
 
 
 # Arguments.
@@ -251,6 +584,19 @@ def test_evaluate_with_a_non_tensor(add_defn: Definition) -> None:
     with pytest.raises(shax.ShaxError) as info:
         shax.evaluate(add_defn, x, "a")  # evaluate-non-tensor
     check(info.value, TypeError, ("evaluate", "two_args", "f32[2]", "str"), "evaluate-non-tensor")
+
+
+def test_evaluate_with_an_int_beyond_i32() -> None:
+    defn = infer_types(shax.trace(lambda n: n + 1, i32[()]))
+    with pytest.raises(shax.ShaxError) as info:
+        shax.evaluate(defn, 2**40)  # evaluate-int-beyond-i32
+    check(info.value, ValueError, ("evaluate", "argument 0", "1099511627776", "i32"), "evaluate-int-beyond-i32")
+
+
+def test_transforming_an_int_beyond_i32() -> None:
+    with pytest.raises(shax.ShaxError) as info:
+        shax.jit(lambda n: n + 1)(2**40)  # jit-int-beyond-i32
+    check(info.value, (TypeError, ValueError), ("1099511627776", "i32"), "jit-int-beyond-i32")
 
 
 def test_evaluate_with_the_wrong_type(add_defn: Definition) -> None:
@@ -351,6 +697,20 @@ BAD_DEFINITIONS: dict[str, Definition] = {
         "f", (f32[2],), (ARG, Binding(X[1], P.Sin(), (X[2],)), Binding(X[2], P.Cos(), (X[0],))), (X[1],)
     ),
     "ill_typed": Definition("f", (f32[2],), (ARG, Binding(X[1], P.Reshape((3,)), (X[0],))), (X[1],)),
+    "unsupported_constant": Definition("f", (f32[2],), (ARG, Binding(X[1], P.Constant(np.arange(2)), ())), (X[1],)),
+}
+# What names the binding (or the returned var) at fault, in each case's error.
+AT_FAULT = {
+    "unbound_var": "sin x3",
+    "arg_out_of_range": "arg3",
+    "negative_arg": "arg-1",
+    "too_many_operands": "sin x0 x0",
+    "too_few_operands": "add x0",
+    "unbound_output": "x2",
+    "bound_twice": "sin x0",
+    "operand_bound_later": "sin x2",
+    "ill_typed": "reshape [3] x0",
+    "unsupported_constant": "fromList [2] [0,1]",
 }
 
 
@@ -375,7 +735,76 @@ STAGES: dict[str, Callable[[Definition], Any]] = {
 def test_bad_definition(stage: str, bad: str) -> None:
     with pytest.raises(shax.ShaxError) as info:
         STAGES[stage](BAD_DEFINITIONS[bad])
-    check(info.value, (TypeError, ValueError), (stage,), None)
+    check(info.value, (TypeError, ValueError), (stage, AT_FAULT[bad]), None)
+
+
+# Definitions not built of IR parts, each with what its error names (their vars typed, so
+# that check_types meets the malformed part, not a missing annotation).
+SIN = P.Sin()
+TX = [Var(k, f32[2]) for k in range(2)]
+TARG = Binding(TX[0], P.Arg(0), ())
+MALFORMED: dict[str, tuple[Definition, str]] = {
+    "not_a_binding": (Definition("f", (f32[2],), (TARG, (TX[1], SIN, (TX[0],))), (TX[1],)), "binding 1 is a tuple"),
+    "var_not_a_var": (Definition("f", (f32[2],), (TARG, Binding(3, SIN, (TX[0],))), (TX[0],)), "binding 1 binds 3"),
+    "var_id_not_an_int": (
+        Definition("f", (f32[2],), (TARG, Binding(Var(None, f32[2]), SIN, (TX[0],))), (TX[0],)),  # type: ignore[arg-type]
+        "numbered None",
+    ),
+    "var_type_not_a_type": (
+        Definition("f", (f32[2],), (TARG, Binding(Var(1, "f32[2]"), SIN, (TX[0],))), (TX[1],)),  # type: ignore[arg-type]
+        "annotated 'f32[2]'",
+    ),
+    "prim_not_a_primitive": (
+        Definition("f", (f32[2],), (TARG, Binding(TX[1], "sin", (TX[0],))), (TX[1],)),
+        "binding 1 applies 'sin'",
+    ),
+    "operand_not_a_var": (Definition("f", (f32[2],), (TARG, Binding(TX[1], SIN, (0,))), (TX[1],)), "binding 1 has"),
+    "operands_not_a_tuple": (Definition("f", (f32[2],), (TARG, Binding(TX[1], SIN, TX[0])), (TX[1],)), "binding 1 has"),
+    "arg_index_not_an_int": (
+        Definition("f", (f32[2],), (Binding(TX[0], P.Arg("0"), ()),), (TX[0],)),
+        "binding 0 reads argument '0'",
+    ),
+    "arg_type_not_a_type": (Definition("f", ("f32[2]",), (TARG,), (TX[0],)), "argument type 0"),
+    "output_not_a_var": (Definition("f", (f32[2],), (TARG,), (0,)), "returns 0"),
+}
+
+
+@pytest.mark.parametrize(
+    ("stage", "bad"),
+    # infer_types replaces the annotations it is given, whatever they are
+    [
+        (stage, bad)
+        for bad in sorted(MALFORMED)
+        for stage in sorted(STAGES)
+        if (bad, stage) != ("var_type_not_a_type", "infer_types")
+    ],
+)
+@typeguard.suppress_type_checks  # the parts break the IR classes' annotations
+def test_malformed_definition(stage: str, bad: str) -> None:
+    defn, fragment = MALFORMED[bad]
+    run_stage = shax.evaluate if stage == "evaluate" else check_types if stage == "check_types" else infer_types
+    arguments = [np.zeros(2, np.float32)] if stage == "evaluate" else []
+    with pytest.raises(shax.ShaxError) as info:
+        run_stage(defn, *arguments)
+    check(info.value, TypeError, (stage, fragment), None)
+
+
+def static_parameters_of_the_wrong_type() -> list[Callable[[], Any]]:
+    return [
+        lambda: P.Reshape("ab"),  # type: ignore[arg-type]
+        lambda: P.Transpose(b"\x01\x00"),  # type: ignore[arg-type]
+        lambda: P.Pad([(1, 0)], "a"),  # type: ignore[arg-type]
+        lambda: P.Pad([(1, 0)], None),  # type: ignore[arg-type]
+        lambda: P.Pad([1, 0], 0.0),  # type: ignore[arg-type]
+        lambda: P.DotGeneral(1, 2, 3, 4),  # type: ignore[arg-type]
+    ]
+
+
+@pytest.mark.parametrize("build", static_parameters_of_the_wrong_type())
+@typeguard.suppress_type_checks
+def test_a_primitive_built_with_bad_static_parameters(build: Callable[[], Any]) -> None:
+    with pytest.raises(shax.ShaxValueError):
+        build()
 
 
 def test_check_types_rejects_a_wrong_annotation() -> None:

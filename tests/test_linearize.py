@@ -18,6 +18,7 @@ from reverse_mode import (
     check_finite_differences,
     check_linear,
     of_float_operands,
+    rejecting_rough_points,
     rewritten_medium,
     spec_params,
     typed_medium,
@@ -113,7 +114,8 @@ def test_the_linear_program_is_linear(program: Program) -> None:
 @given(programs(dtype=f64, smooth=True))
 def test_the_linear_program_agrees_with_finite_differences(program: Program) -> None:
     lin = linearize(infer_types(shax.trace(program.fn, *program.arg_types)))
-    check_finite_differences(program.fn, lin, program.args, np.random.default_rng(0))
+    with rejecting_rough_points():
+        check_finite_differences(program.fn, lin, program.args, np.random.default_rng(0))
 
 
 @given(programs(dtype=f32))

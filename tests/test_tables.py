@@ -17,6 +17,7 @@ from spec import SPECS
 import shax
 import typeclasses as tc
 from shax import primitives as P
+from shax.checked_numpy import checked_numpy_instance
 from shax.primitive import implementing
 from shax.rules import TABLES, transpose_rules
 from shax.rules.transpose import not_linear
@@ -27,7 +28,7 @@ from typeclasses.numpy_instance import numpy_instance
 # The built-in primitives (tests declare primitives of their own, `test_extend`).
 PRIMITIVES = [p for p in P.all_primitives() if p.__module__.startswith("shax.")]
 TABLED = [p for p in PRIMITIVES if not p.structural]
-INSTANCES = [numpy_instance, tracer_instance, ZeroInstance()]
+INSTANCES = [numpy_instance, checked_numpy_instance, tracer_instance, ZeroInstance()]
 
 
 def test_all_primitives_finds_the_declared_ones() -> None:

@@ -4,20 +4,26 @@ typeclass-bound TypeVars are checked when shax is handed a function."""
 
 from __future__ import annotations
 
+import contextlib
+import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 import pytest
 import typeguard
+from spec import SPECS, Case, Spec
 
 import shax
+import typeclasses as tc
 from shax import bool_, f32, f64, i32
 from shax import primitives as P
+from shax.checked_numpy import checked_numpy_instance
 from shax.cli import load_function
 from shax.ir import Definition
 from shax.stages import infer_types
-from shax.types import TensorType
+from shax.types import DType, TensorType
 from typeclasses import (
     HNP,
     Floating,
@@ -28,9 +34,11 @@ from typeclasses import (
     cos,
     cosh,
     dot,
+    dot_general,
     eq,
     exp,
     log_base,
+    pad,
     reduce_sum,
     reshape,
     select,
@@ -38,6 +46,7 @@ from typeclasses import (
     sinh,
     transpose,
 )
+from typeclasses.numpy_instance import NUMPY_TYPES, numpy_instance
 
 A = TypeVar("A", bound=Floating)
 MEDIUM = Path(__file__).resolve().parents[1] / "examples" / "medium.py"
@@ -118,6 +127,65 @@ def test_no_instance_for_a_string() -> None:
 def test_no_instance_for_one_operand_of_two() -> None:
     with pytest.raises(NoInstanceError, match="add.*list"):
         add(np.ones(2), [1.0, 2.0])
+
+
+# shax's numpy instance checks, then computes what typeclasses' own numpy instance does.
+
+
+@contextlib.contextmanager
+def typeclasses_own_numpy_instance() -> Iterator[None]:
+    tc.register_instance(numpy_instance, *NUMPY_TYPES)
+    try:
+        yield
+    finally:
+        tc.register_instance(checked_numpy_instance, *NUMPY_TYPES)
+
+
+def assert_identical(checked: Any, plain: Any) -> None:
+    """The same Python type, dtype, shape and values (bit for bit, NaNs included)."""
+    assert type(checked) is type(plain)
+    checked, plain = np.asarray(checked), np.asarray(plain)
+    assert (checked.dtype, checked.shape) == (plain.dtype, plain.shape)
+    assert checked.tobytes() == plain.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("spec", "case", "dtype"),
+    [
+        pytest.param(spec, case, dtype, id=f"{spec.prim.__name__}-{case.label}-{dtype.name}")
+        for spec in SPECS.values()
+        for case in spec.cases
+        for dtype in spec.dtypes
+    ],
+)
+def test_shax_numpy_instance_computes_what_typeclasses_own_does(spec: Spec, case: Case, dtype: DType) -> None:
+    values = spec.sample(case, dtype, np.random.default_rng(zlib.crc32(f"{spec.prim.__name__}-{case.label}".encode())))
+    checked = case.apply(*values)
+    with typeclasses_own_numpy_instance():
+        plain = case.apply(*values)
+    assert_identical(checked, plain)
+
+
+NUMBERS: list[tuple[str, Callable[[], Any]]] = [
+    ("reshape_a_float", lambda: reshape(2.5, [1])),
+    ("pad_an_int", lambda: pad(3, [], 0)),
+    ("select_numbers", lambda: select(np.array([True, False]), 1.0, 2.0)),
+    ("select_a_number_branch", lambda: select(np.array([True, False]), np.ones(2, np.float32), 0.0)),
+    ("select_python_bool", lambda: select(True, 1.5, 2.5)),
+    ("eq_a_number", lambda: eq(np.arange(3, dtype=np.int32), 1)),
+    ("dot_general_a_number", lambda: dot_general(2.0, np.ones(3), ((), (), (), ()))),
+    ("dot_matrix_vector", lambda: dot(np.ones((2, 3)), np.arange(3.0))),
+    ("sin_of_an_int", lambda: sin(3)),
+    ("add_promotes", lambda: add(np.ones(2, np.float32), np.ones(2))),
+]
+
+
+@pytest.mark.parametrize("function", [pytest.param(f, id=name) for name, f in NUMBERS])
+def test_numbers_on_shax_numpy_instance(function: Callable[[], Any]) -> None:
+    checked = function()
+    with typeclasses_own_numpy_instance():
+        plain = function()
+    assert_identical(checked, plain)
 
 
 # Lifting constants next to tracers keeps the tracer's dtype.

@@ -11,6 +11,7 @@ from typeclasses.define import define_function
 from typeclasses.dispatch import (
     FUNCTIONS,
     HNP,
+    ArgumentsError,
     Floating,
     MissingMethodError,
     NoInstanceError,
@@ -18,6 +19,7 @@ from typeclasses.dispatch import (
     Tensor,
     method_of,
     register_instance,
+    set_error_hook,
     typeclass_function,
 )
 from typeclasses.functions import *  # noqa: F403 - every typeclass function, listed in its __all__
@@ -25,6 +27,7 @@ from typeclasses.functions import __all__ as _functions
 from typeclasses.instance import Instance
 
 __all__ = [
-    "FUNCTIONS", "HNP", "Floating", "Instance", "MissingMethodError", "NoInstanceError", "Ord", "Tensor",
-    "define_function", "method_of", "register_instance", "typeclass_function", *_functions,
+    "FUNCTIONS", "HNP", "ArgumentsError", "Floating", "Instance", "MissingMethodError", "NoInstanceError", "Ord",
+    "Tensor", "define_function", "method_of", "register_instance", "set_error_hook", "typeclass_function",
+    *_functions,
 ]  # fmt: skip

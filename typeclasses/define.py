@@ -19,7 +19,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from typeclasses.dispatch import FUNCTIONS, Floating, pick, typeclass_function
+from typeclasses.dispatch import FUNCTIONS, ArgumentsError, Floating, error, pick, typeclass_function
 from typeclasses.numpy_instance import NumpyInstance
 
 
@@ -41,7 +41,7 @@ def define_function(
 
     def function(*args: Any) -> Any:
         if len(args) != len(parameters):
-            raise TypeError(f"{name} takes {len(parameters)} argument(s), got {len(args)}")
+            raise error(ArgumentsError, name, args, f"takes {len(parameters)} argument(s), got {len(args)}")
         return getattr(pick(name, *args[:count]), method)(*args)
 
     function.__name__ = function.__qualname__ = name

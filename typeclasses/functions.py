@@ -2,8 +2,8 @@
 
 Floating: add sub mul div neg abs signum pow sin cos tan exp log sqrt tanh
           log1p expm1 logistic (default methods: sinh cosh log_base)
-Ord:      min max
-HNP:      reshape broadcast transpose slice pad reduce_sum select dot_general eq
+Ord:      min max lt le gt ge
+HNP:      reshape broadcast transpose slice pad reduce_sum select dot_general eq ne
           (default method: dot), and `shape` to ask a value for its shape.
 Static parameters (shapes, axes, dimension numbers) come after the operands.
 """
@@ -24,7 +24,8 @@ DotDims = tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]]
 
 __all__ = [
     "DotDims", "abs", "add", "broadcast", "cos", "cosh", "div", "dot", "dot_dims", "dot_general", "eq", "exp",
-    "expm1", "log", "log1p", "log_base", "logistic", "max", "min", "mul", "neg", "pad", "pow", "reduce_sum",
+    "expm1", "ge", "gt", "le", "log", "log1p", "log_base", "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad",
+    "pow", "reduce_sum",
     "reshape", "select", "shape", "signum", "sin", "sinh", "slice", "sqrt", "sub", "tan", "tanh", "transpose",
 ]  # fmt: skip
 
@@ -153,6 +154,29 @@ def max(x: Or, y: Or) -> Or:  # noqa: A001
     return pick("max", x, y).max(x, y)
 
 
+# The comparisons return booleans of the operands' broadcast shape, elementwise (numpy).
+
+
+@typeclass_function(Ord)
+def lt(x: Or, y: Or) -> Or:
+    return pick("lt", x, y).lt(x, y)
+
+
+@typeclass_function(Ord)
+def le(x: Or, y: Or) -> Or:
+    return pick("le", x, y).le(x, y)
+
+
+@typeclass_function(Ord)
+def gt(x: Or, y: Or) -> Or:
+    return pick("gt", x, y).gt(x, y)
+
+
+@typeclass_function(Ord)
+def ge(x: Or, y: Or) -> Or:
+    return pick("ge", x, y).ge(x, y)
+
+
 # HNP --------------------------------------------------------------------------
 
 
@@ -213,6 +237,11 @@ def dot(x: H, y: H) -> H:
 @typeclass_function(HNP)
 def eq(x: H, y: H) -> H:
     return pick("eq", x, y).eq(x, y)
+
+
+@typeclass_function(HNP)
+def ne(x: H, y: H) -> H:
+    return pick("ne", x, y).ne(x, y)
 
 
 def dot_dims(x_rank: int, y_rank: int) -> DotDims:

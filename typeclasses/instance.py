@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import typeclasses.functions as tc
-from typeclasses.dispatch import MissingMethodError
+from typeclasses.dispatch import MissingMethodError, error
 
 
 class Instance:
@@ -24,7 +24,8 @@ class Instance:
         """Reached only for a method the instance lacks: a clear error, not Python's own."""
         if method.startswith("__"):  # protocols probed by copy, pickle, ...: not typeclass functions
             raise AttributeError(method)
-        raise MissingMethodError(f"{method}: the {type(self).__name__} typeclass instance does not implement it")
+        reason = f"the {type(self).__name__} typeclass instance does not implement it"
+        raise error(MissingMethodError, method, (), reason)
 
     # sinh x = (e^x - e^-x) / 2
     def sinh(self, x: Any) -> Any:

@@ -99,6 +99,18 @@ class NumpyInstance(Instance):
     def max(self, x: Any, y: Any) -> Any:
         return np.maximum(x, y)
 
+    def lt(self, x: Any, y: Any) -> Any:
+        return np.less(x, y)
+
+    def le(self, x: Any, y: Any) -> Any:
+        return np.less_equal(x, y)
+
+    def gt(self, x: Any, y: Any) -> Any:
+        return np.greater(x, y)
+
+    def ge(self, x: Any, y: Any) -> Any:
+        return np.greater_equal(x, y)
+
     def shape(self, x: Any) -> tuple[int, ...]:
         return np.shape(x)
 
@@ -135,6 +147,9 @@ class NumpyInstance(Instance):
     def eq(self, x: Any, y: Any) -> Any:
         return np.equal(x, y)
 
+    def ne(self, x: Any, y: Any) -> Any:
+        return np.not_equal(x, y)
+
     def dot_general(self, x: Any, y: Any, dims: DotDims) -> Any:
         # Bring x to (batch, free, contracting) and y to (batch, contracting, free),
         # so one batched matmul computes the result; then restore the free axes.
@@ -154,5 +169,7 @@ class NumpyInstance(Instance):
         return product.reshape((*batch, *m, *n))
 
 
+# The value types of this instance: arrays, numpy scalars and Python numbers.
+NUMPY_TYPES: tuple[type, ...] = (np.ndarray, np.generic, float, int, bool)
 numpy_instance = NumpyInstance()
-register_instance(numpy_instance, np.ndarray, np.generic, float, int, bool)
+register_instance(numpy_instance, *NUMPY_TYPES)

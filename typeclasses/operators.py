@@ -1,10 +1,14 @@
 """Python's operators for a value type whose instance is registered: each operator is
-its typeclass function, so `x + 1.0`, `2.0 * x`, `-x`, `abs(x)`, `x ** 2` and `a @ b`
-dispatch like `add`, `mul`, `neg`, `abs`, `pow` and `dot`."""
+its typeclass function, so `x + 1.0`, `2.0 * x`, `-x`, `abs(x)`, `x ** 2`, `a @ b`,
+`x == y` and `x < 0.0` dispatch like `add`, `mul`, `neg`, `abs`, `pow`, `dot`, `eq`
+and `lt`. Comparisons are elementwise, as numpy's: `x == y` is a boolean tensor, never
+Python's identity, so such a value is not hashable."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 import typeclasses.functions as tc
 
@@ -65,3 +69,29 @@ class Operators(_Member):
 
     def __abs__(self) -> Any:
         return tc.abs(self)
+
+    # A comparison with what is no tensor (None, a string) is Python's, as in numpy and JAX:
+    # `x == None` is False.
+    def __eq__(self, other: Any) -> Any:
+        return tc.eq(self, other) if _comparable(other) else NotImplemented
+
+    def __ne__(self, other: Any) -> Any:
+        return tc.ne(self, other) if _comparable(other) else NotImplemented
+
+    def __lt__(self, other: Any) -> Any:
+        return tc.lt(self, other)
+
+    def __le__(self, other: Any) -> Any:
+        return tc.le(self, other)
+
+    def __gt__(self, other: Any) -> Any:
+        return tc.gt(self, other)
+
+    def __ge__(self, other: Any) -> Any:
+        return tc.ge(self, other)
+
+    # Defining `__eq__` leaves the class without `__hash__` (Python's rule), as it must be.
+
+
+def _comparable(other: object) -> bool:
+    return isinstance(other, (Operators, np.ndarray, np.generic, int, float))

@@ -16,8 +16,10 @@ from __future__ import annotations
 import itertools
 import linecache
 import os
+import threading
 import weakref
 from collections.abc import Callable
+from types import CodeType
 from typing import Any
 
 import attrs
@@ -37,7 +39,10 @@ from shax.validation import expect_definition
 # Generated code is named as a file in the shax package, so that errors raised while it
 # checks its arguments point at the user's line that called it (see shax.location).
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Numbers the generated files, whose names must differ (linecache holds each by its
+# name): a lock, as itertools.count is not documented to be thread-safe.
 _serial = itertools.count()
+_serial_lock = threading.Lock()
 # The Python numbers that stand for a scalar of each dtype (evaluate's `check_argument`).
 _NUMBERS = {f32: (float, int), f64: (float, int), i32: (int,), bool_: (bool,)}
 
@@ -69,13 +74,28 @@ def compile_definition(defn: Definition) -> Compiled:
     expect_definition("compile_definition", defn)
     defn = check_types(defn) if defn.is_typed else infer_types(defn)
     with collector_paused():
-        source, namespace, name = generate(defn, _argument_checker(defn))
-        filename = os.path.join(_PACKAGE, f"<codegen {name} #{next(_serial)}>")
+        header, functions, namespace, name = generate(defn, _argument_checker(defn))
+        with _serial_lock:
+            serial = next(_serial)
+        filename = os.path.join(_PACKAGE, f"<codegen {name} #{serial}>")
+        # One function compiled at a time: CPython's compiler holds a whole source's syntax
+        # tree at once, and compiling 300,000 lines in one piece peaks 2 GB higher.
+        before = len(header)  # lines above the function compiled next
+        for function in functions:
+            exec(_moved(compile(function, filename, "exec"), before), namespace)
+            before += function.count("\n") + 1
+        source = "\n".join([*header, *functions]) + "\n"
         linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-        exec(compile(source, filename, "exec"), namespace)
     compiled = Compiled(defn, source, namespace[name])
     weakref.finalize(compiled, linecache.cache.pop, filename, None)  # tracebacks show its lines while it lives
     return compiled
+
+
+def _moved(code: CodeType, lines: int) -> CodeType:
+    """`code`, and the code it holds, as if its source began `lines` lines further down
+    (a code object's line table counts from its first line)."""
+    consts = tuple(_moved(c, lines) if isinstance(c, CodeType) else c for c in code.co_consts)
+    return code.replace(co_firstlineno=code.co_firstlineno + lines, co_consts=consts)
 
 
 def _argument_checker(defn: Definition) -> Callable[[int, Any], Any]:

@@ -46,9 +46,10 @@ _GLOBAL_NAME = re.compile(r"c\d+(_\d+)?")
 EXTERNAL = -1  # the memory of arguments and constants: never written, never deleted
 
 
-def generate(defn: Definition, argument: Callable[[int, Any], Any]) -> tuple[str, dict[str, Any], str]:
-    """(source, globals, the function's name) for the typed `defn`; `argument(k, value)`
-    checks argument k when its one-line test fails."""
+def generate(defn: Definition, argument: Callable[[int, Any], Any]) -> tuple[list[str], list[str], dict[str, Any], str]:
+    """(header, functions, globals, the function's name) for the typed `defn`:
+    `argument(k, value)` checks argument k when its one-line test fails. The header's
+    comment lines, then the functions, joined by newlines, are the source."""
     return _Generator(defn, argument).generate()
 
 
@@ -80,7 +81,7 @@ class _Generator:
         self.names: list[list[str]] = []
         self.dying: dict[int, list[int]] = {}  # binding index -> blocks whose end it may be
 
-    def generate(self) -> tuple[str, dict[str, Any], str]:
+    def generate(self) -> tuple[list[str], list[str], dict[str, Any], str]:
         self._liveness()
         implicit = self._implicit_broadcasts()
         params = self._params()
@@ -98,8 +99,7 @@ class _Generator:
         checks = [self._check(k, p, t) for k, (p, t) in enumerate(zip(params, self.defn.arg_types))]
         outputs = [self.expr[v.id] for v in self.defn.outputs]
         functions = function_sources(name, params, checks, lines, outputs)
-        source = "\n".join([*self.constants, *functions]) + "\n"
-        return source, self.namespace, name
+        return self.constants, functions, self.namespace, name
 
     def _liveness(self) -> None:
         """Backwards: which bindings an output needs, and where each var is last read."""

@@ -34,8 +34,8 @@ ANY = frozenset(DTYPES)
 L, B, N, Z = Linearity.LINEAR, Linearity.BILINEAR, Linearity.NONLINEAR, Linearity.NON_DIFFERENTIABLE
 
 __all__ = [
-    "ANY", "FLOATS", "NUMBERS", "Abs", "Add", "Cos", "Div", "Eq", "Exp", "Expm1", "Log", "Log1p", "Logistic", "Max",
-    "Min", "Mul", "Neg", "Pow", "Select", "Signum", "Sin", "Sqrt", "Sub", "Tan", "Tanh",
+    "ANY", "FLOATS", "NUMBERS", "Abs", "Add", "Cos", "Div", "Eq", "Exp", "Expm1", "Ge", "Gt", "Le", "Log", "Log1p",
+    "Logistic", "Lt", "Max", "Min", "Mul", "Ne", "Neg", "Pow", "Select", "Signum", "Sin", "Sqrt", "Sub", "Tan", "Tanh",
 ]  # fmt: skip
 
 # Unary: d f(x) = f'(x) · dx, f' as a function of x and out = f(x). `**` is not np.power on
@@ -102,29 +102,46 @@ Mul = elementwise(
 Div = elementwise(tc.div, FLOATS, Elementwise("np.divide", "/"), linearity=(L, N), neutral=(1, (1,)))
 
 
-# pow: d(xʸ) = y · xʸ⁻¹ · dx + log x · xʸ · dy
+# pow: d(xʸ) = y · xʸ⁻¹ · dx + log x · xʸ · dy, at the edges as JAX's: ∂/∂y is 0 where x = 0
+# (log x read as log 1, JAX's `_replace_zero`), and ∂/∂x is 0 at x = y = 0, since x⁰ = 1 is
+# constant (JAX's value for an integer exponent; its float pow gives 0 · 0⁻¹ = NaN). There
+# the base is 1 in the branch not taken too, so that no 0 · ∞ reaches the derivatives of
+# ∂/∂x (reverse mode multiplies that branch's residuals by a zero cotangent).
 def _pow_partials(x: Any, y: Any, out: Any) -> tuple[Any, Any]:
-    return y * x ** (y - 1.0), tc.log(x) * out
+    origin = tc.eq(tc.abs(x) + tc.abs(y), 0.0)  # x = y = 0 (a sum of non-negative numbers), out's shape
+    base = tc.select(origin, 1.0, _broadcast_to(x, tc.shape(out)))
+    by_x = tc.select(origin, 0.0, y * base ** (y - 1.0))
+    by_y = tc.log(tc.select(tc.eq(x, 0.0), 1.0, x)) * out
+    return by_x, by_y
 
 
-# max: d max(x, y) = m · dx + (1 − m) · dy with m = (1 + signum(x − y)) / 2:
-# 1 where x > y, 0 where x < y, and ties split ½–½ (as the original)
-def _max_partials(x: Any, y: Any, out: Any) -> tuple[Any, Any]:
-    m = 0.5 + 0.5 * tc.signum(x - y)
-    return m, 1.0 - m
+def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
+    """x broadcast to `shape` as numpy's operands are: its axes are the trailing ones."""
+    rank = len(tc.shape(x))
+    return x if tc.shape(x) == shape else tc.broadcast(x, list(range(len(shape) - rank, len(shape))), shape)
 
 
-# min: d min(x, y) = m · dx + (1 − m) · dy with m = (1 − signum(x − y)) / 2
-def _min_partials(x: Any, y: Any, out: Any) -> tuple[Any, Any]:
-    m = 0.5 - 0.5 * tc.signum(x - y)
-    return m, 1.0 - m
+# max and min: d max(x, y) = mₓ · dx + m_y · dy with JAX's weights (its `_balanced_eq`): 1 for
+# the operand the result equals, ½ each where it equals both (a tie, ±∞ too; as the
+# original), 0 where it equals neither (a NaN operand). They are piecewise constant: d m = 0.
+def _chooser_partials(x: Any, y: Any, out: Any) -> tuple[Any, Any]:
+    # The weight where the result is one operand alone, 1 in the operands' dtype: they differ
+    # there, and neither is NaN. (Where x − y is NaN, a tie at ±∞ or a NaN, it is not taken.)
+    alone = tc.signum(tc.abs(x - y))
+    is_x, is_y = tc.eq(x, out), tc.eq(y, out)
+    return tc.select(is_x, tc.select(is_y, 0.5, alone), 0.0), tc.select(is_y, tc.select(is_x, 0.5, alone), 0.0)
 
 
 Pow = elementwise(tc.pow, FLOATS, Elementwise("np.power"), derivative=_pow_partials)
-Min = elementwise(tc.min, NUMBERS, Elementwise("np.minimum"), derivative=_min_partials, commutative=True)
-Max = elementwise(tc.max, NUMBERS, Elementwise("np.maximum"), derivative=_max_partials, commutative=True)
-# eq: piecewise constant, d(x == y) = 0
+Min = elementwise(tc.min, NUMBERS, Elementwise("np.minimum"), derivative=_chooser_partials, commutative=True)
+Max = elementwise(tc.max, NUMBERS, Elementwise("np.maximum"), derivative=_chooser_partials, commutative=True)
+# The comparisons are piecewise constant: d(x == y) = d(x < y) = 0
 Eq = elementwise(tc.eq, ANY, Elementwise("np.equal"), linearity=(Z, Z), result_dtype=bool_, commutative=True)
+Ne = elementwise(tc.ne, ANY, Elementwise("np.not_equal"), linearity=(Z, Z), result_dtype=bool_, commutative=True)
+Lt = elementwise(tc.lt, NUMBERS, Elementwise("np.less"), linearity=(Z, Z), result_dtype=bool_)
+Le = elementwise(tc.le, NUMBERS, Elementwise("np.less_equal"), linearity=(Z, Z), result_dtype=bool_)
+Gt = elementwise(tc.gt, NUMBERS, Elementwise("np.greater"), linearity=(Z, Z), result_dtype=bool_)
+Ge = elementwise(tc.ge, NUMBERS, Elementwise("np.greater_equal"), linearity=(Z, Z), result_dtype=bool_)
 
 
 # div: d(x / y) = (dx − (x / y) · dy) / y
@@ -142,10 +159,7 @@ def _sum_zero(prim: Primitive, operands: Sequence[Any]) -> Any:
     if isinstance(x, Zero) and isinstance(y, Zero):
         return total
     term = x if isinstance(y, Zero) else y if isinstance(prim, Add) else tc.neg(y)
-    if tc.shape(term) == total.type.shape:
-        return term
-    rank = len(tc.shape(term))
-    return tc.broadcast(term, list(range(total.type.rank - rank, total.type.rank)), total.type.shape)
+    return _broadcast_to(term, total.type.shape)
 
 
 @attrs.frozen

@@ -13,13 +13,13 @@ import numpy as np
 
 import typeclasses as tc
 from shax.errors import ShaxTypeError, ShaxValueError
-from shax.primitive import Linearity, Primitive, int_pairs, ints
+from shax.primitive import Linearity, Primitive, int_pairs, ints, number, sizes
 from shax.rules.batch import batch_rule, batched, moveaxis, shifted
 from shax.rules.codegen import Operand, Site, codegen_rule, dtype_source, reshaped, shape_source
 from shax.rules.linearize import Tangent, linearize_rule, zero_of, zero_rule
 from shax.rules.transpose import Linear, transpose_rule, unbroadcast
 from shax.rules.types import type_rule
-from shax.types import TensorType
+from shax.types import DType, TensorType, bool_, fits
 
 if TYPE_CHECKING:
     from shax.tracer import Tracer
@@ -40,7 +40,7 @@ class ShapePrimitive(Primitive):
 @attrs.frozen
 class Reshape(ShapePrimitive):
     name, function = "reshape", tc.reshape
-    shape: tuple[int, ...] = attrs.field(converter=ints)
+    shape: tuple[int, ...] = attrs.field(converter=sizes)
 
 
 @type_rule(Reshape)
@@ -66,7 +66,7 @@ class Broadcast(ShapePrimitive):
 
     name, function = "broadcast", tc.broadcast
     dims: tuple[int, ...] = attrs.field(converter=ints)
-    shape: tuple[int, ...] = attrs.field(converter=ints)
+    shape: tuple[int, ...] = attrs.field(converter=sizes)
 
 
 @type_rule(Broadcast)
@@ -171,7 +171,7 @@ class Pad(ShapePrimitive):
 
     name, function = "pad", tc.pad
     lohi: tuple[tuple[int, int], ...] = attrs.field(converter=int_pairs)
-    value: float = attrs.field(converter=float)
+    value: float = attrs.field(converter=number)
 
 
 @type_rule(Pad)
@@ -181,7 +181,20 @@ def _pad_type(prim: Pad, operands: Sequence[TensorType]) -> TensorType:
         raise prim.fail(f"needs one (lo, hi) pair per axis, got {list(prim.lohi)}", x)
     if any(lo < 0 or hi < 0 for lo, hi in prim.lohi):
         raise prim.fail(f"padding {list(prim.lohi)} must be non-negative", x, error=ShaxValueError)
+    if not _is_value_of(prim.value, x.dtype):
+        message = f"cannot pad a {x.dtype.name} tensor with {prim.value}, which is not one of its values"
+        raise prim.fail(message, x, error=ShaxValueError)
     return x.with_shape(tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, prim.lohi)))
+
+
+def _is_value_of(value: float, dtype: DType) -> bool:
+    """Whether the fill value (held as a float) is one of `dtype`'s values, so that padding
+    does not truncate it (0.5 to 0 in i32) or wrap it around."""
+    if dtype.is_float:
+        return True
+    if dtype == bool_:
+        return value in (0.0, 1.0)
+    return value.is_integer() and fits(int(value), dtype)
 
 
 # pad: the value, in x's dtype, everywhere, then x in its region: np.pad's values and layout

@@ -5,6 +5,10 @@ A primitive that implements a typeclass function is evaluated by calling it
 operands record the operation (so evaluating a definition on tracers inlines it into
 their trace, which is how transforms compose). Only primitives without a typeclass
 function (constants) register a rule of their own.
+
+`numpy_rules` are the same rules for numpy operands whose types are known to fit (the
+definition passed its type rules): typeclasses' numpy method itself, without dispatch
+or the checks shax's numpy instance makes per call, as compiled code calls it.
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ from typing import Any, Protocol
 
 import attrs
 
+import typeclasses as tc
 from shax.primitive import Primitive
 from shax.rules.table import RuleTable
+from typeclasses.numpy_instance import numpy_instance
 
 
 class EvalRule(Protocol):
@@ -42,3 +48,18 @@ def _derive(cls: type[Primitive]) -> EvalRule | None:
 
 eval_rules: RuleTable[EvalRule] = RuleTable("eval", _derive)
 eval_rule = eval_rules.register
+
+
+def _derive_numpy(cls: type[Primitive]) -> EvalRule:
+    function = cls.function
+    if function is None or eval_rules.is_registered(cls):  # a rule of its own
+        return eval_rules.rule_for_class(cls)
+    method = getattr(numpy_instance, str(tc.method_of(function)), None)
+    if method is None:  # no numpy method: the typeclass function decides
+        return eval_rules.rule_for_class(cls)
+    if attrs.fields(cls):
+        return lambda prim, operands: method(*operands, *prim.static_args())
+    return lambda prim, operands: method(*operands)
+
+
+numpy_rules: RuleTable[EvalRule] = RuleTable("eval", _derive_numpy)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -69,24 +70,27 @@ class Linearization(Protocol):
         """A zero tangent of type `t` as a value of the linear program."""
 
 
-# The linearizations under way, innermost last; `shax.stages.linearize` opens them.
-_active: list[Linearization] = []
+# The innermost linearization under way in this thread (or task), which rules cross into;
+# `shax.stages.linearize` and `transpose` open them. Per thread: a rule running in one
+# thread never reaches a linearization of another.
+_active: ContextVar[Linearization | None] = ContextVar("shax_linearization", default=None)
 
 
 @contextmanager
 def linearizing(linearization: Linearization) -> Iterator[None]:
     """Within this block, rules cross into (and materialize zeros in) `linearization`."""
-    _active.append(linearization)
+    enclosing = _active.set(linearization)
     try:
         yield
     finally:
-        _active.pop()
+        _active.reset(enclosing)
 
 
 def _current(what: str) -> Linearization:
-    if not _active:
+    linearization = _active.get()
+    if linearization is None:
         raise ShaxError(f"{what}: only linearize rules, while linearize runs, cross into a linear program")
-    return _active[-1]
+    return linearization
 
 
 def residual(x: Any) -> Any:

@@ -12,7 +12,7 @@ from shax.errors import ShaxValueError
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, Var
 from shax.types import TensorType
-from shax.validation import binding_type, check_outputs, expect_definition
+from shax.validation import binding_type, check_outputs, expect_definition, parts_checked
 from shax.walker import for_each_binding
 from shax.well_typed import mark_well_typed
 
@@ -32,6 +32,7 @@ def infer_types(defn: Definition) -> Definition:
         var = typed_vars[binding.var.id] = Var(binding.var.id, t)
         typed.append(Binding(var, binding.prim, tuple([typed_vars[a.id] for a in binding.args]), binding.source))
 
-    for_each_binding("infer_types", defn.bindings, infer, records=False)
-    check_outputs("infer_types", defn, env)
+    with parts_checked("infer_types", defn):
+        for_each_binding("infer_types", defn.bindings, infer, records=False)
+        check_outputs("infer_types", defn, env)
     return mark_well_typed(Definition(defn.name, defn.arg_types, tuple(typed), defn.outputs))

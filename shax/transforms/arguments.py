@@ -4,19 +4,21 @@ A transform builds its definition from its arguments' leaf types and tree struct
 pytree of leaves) alone: `abstract_arguments` reads both off the values it is called
 with, `abstract_types` off values or types (what `xpr` and `jit(f).source` are shown).
 A leaf is an array, a Python number (a float is f32, an int i32, as when tracing) or a
-tracer of an enclosing transform; anything else is a `ShaxTypeError` naming the leaf.
+tracer of an enclosing transform; anything else is a `ShaxTypeError` naming the leaf
+by its path (`argument 0['w']`), and a dict whose keys cannot be sorted a
+`ShaxValueError` (see `shax.pytree`), each naming the transform.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from shax.errors import ShaxError, ShaxTypeError, at
 from shax.location import current_source
-from shax.pytree import TreeDef, flatten
+from shax.pytree import TreeDef, flatten, leaf_paths
 from shax.tracer import Tracer
 from shax.types import TensorType
 
@@ -31,20 +33,34 @@ def leaf_type(value: Any) -> TensorType:
 
 def abstract_arguments(what: str, args: Sequence[Any]) -> tuple[list[Any], TreeDef, tuple[TensorType, ...]]:
     """(leaves, tree, leaf types) of a transformed function's arguments."""
-    leaves, tree = flatten(tuple(args))
+    leaves, tree = flatten_arguments(what, args)
     types = []
     for k, leaf in enumerate(leaves):
         try:
             types.append(leaf_type(leaf))
         except ShaxError as error:
-            raise at(ShaxTypeError(f"{what}: argument leaf {k}: {error}"), current_source()) from None
+            label = argument_labels(tree)[k]
+            raise at(ShaxTypeError(f"{what}: {label}: {error}"), current_source()) from None
     return leaves, tree, tuple(types)
+
+
+def flatten_arguments(what: str, args: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list[Any], TreeDef]:
+    """`flatten(tuple(args))`, its errors naming the transform `what`."""
+    try:
+        return flatten(tuple(args), is_leaf)
+    except ShaxError as error:
+        raise type(error)(f"{what}: {error}") from None
+
+
+def argument_labels(tree: TreeDef) -> list[str]:
+    """How to name each argument leaf: `argument 1`, `argument 0['w']`, `argument 2[1].b`."""
+    return [f"argument {k}{path}" for k, child in enumerate(tree.children) for path in leaf_paths(child)]
 
 
 def abstract_types(what: str, args: Sequence[Any]) -> tuple[TreeDef, tuple[TensorType, ...]]:
     """(tree, leaf types) of arguments given as values or as types (`f32[3]`, "f32[3]"):
     what `xpr` and `jit(f).source` are shown."""
-    leaves, tree = flatten(tuple(args), is_leaf=lambda x: isinstance(x, (TensorType, str)))
+    leaves, tree = flatten_arguments(what, args, is_leaf=lambda x: isinstance(x, (TensorType, str)))
     try:
         types = tuple(
             leaf

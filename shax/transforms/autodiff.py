@@ -6,11 +6,12 @@
     jvp(f, primals, tangents)        -> (out, tangent)     linearize, zip
     linearize(f, *primals)           -> (out, f_jvp)       f_jvp(*tangents) -> tangent
 
-Arguments are pytrees (dicts, lists, tuples) of arrays and numbers; gradients and
-cotangents have their primal's structure, and leaves that are not floats (or that do
-not reach the output) get zeros of their type. Values an enclosing transform traces
-(a closed-over outer variable) are constants here: only the declared arguments are
-differentiated, so nested transforms do not confuse their perturbations.
+Arguments are pytrees (see `shax.pytree`) of arrays and numbers; gradients and
+cotangents have their primal's structure exactly (a dict of one leaf gets a dict, a
+NamedTuple the same NamedTuple, None stays None), and leaves that are not floats (or
+that do not reach the output) get zeros of their type. Values an enclosing transform
+traces (a closed-over outer variable) are constants here: only the declared arguments
+are differentiated, so nested transforms do not confuse their perturbations.
 """
 
 from __future__ import annotations
@@ -50,16 +51,17 @@ class _Parameters:
     types: tuple[TensorType, ...]
     chosen: tuple[int, ...]  # parameter positions, in the order asked for
     differentiated: tuple[int, ...]  # leaf indices
-    flat: bool = attrs.field(init=False)  # every parameter a single leaf
+    starts: tuple[int, ...]  # each parameter's first leaf index, then the number of leaves
+    flat: bool = attrs.field(init=False)  # every parameter a single leaf (not a container of one)
 
     def __attrs_post_init__(self) -> None:
-        object.__setattr__(self, "flat", len(self.types) == len(self.in_tree.children))
+        object.__setattr__(self, "flat", self.in_tree.flat)
 
     @staticmethod
     def of(in_tree: TreeDef, types: tuple[TensorType, ...], chosen: Sequence[int]) -> _Parameters:
         starts = _leaf_starts(in_tree)
         leaves = [k for p in chosen for k in range(starts[p], starts[p + 1]) if types[k].dtype.is_float]
-        return _Parameters(in_tree, types, tuple(chosen), tuple(leaves))
+        return _Parameters(in_tree, types, tuple(chosen), tuple(leaves), tuple(starts))
 
     def cotangents(self, values: Sequence[Any], positions: Sequence[int]) -> Sequence[Any]:
         """One pytree per parameter in `positions`: the differentiated leaves' `values`
@@ -67,7 +69,7 @@ class _Parameters:
         if self.flat and self.differentiated == positions:
             return values  # every parameter one leaf, each differentiated: nothing to assemble
         by_leaf = dict(zip(self.differentiated, values))
-        starts = _leaf_starts(self.in_tree)
+        starts = self.starts
         return [
             unflatten(
                 self.in_tree.children[p],
@@ -201,7 +203,8 @@ def _resolve_wrt(
     if len(set(chosen)) != len(chosen):
         raise at(ShaxValueError(f"{what}: wrt={wrt!r} names a parameter twice"), current_source())
     for p in chosen:
-        if not is_float(p):
+        # A parameter with no leaves at all (None, ()) is differentiable: its gradient is itself, as in JAX.
+        if not is_float(p) and starts[p] != starts[p + 1]:
             message = (
                 f"{what}: wrt names {describe(p)} of {fname}, which holds no float tensor; only f32 and f64 values "
                 "can be differentiated (write 2.0, not 2, for a float number)"
@@ -295,7 +298,7 @@ def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., tuple
     def vjp_fn(*cts: Any) -> tuple[Any, ...]:
         # One argument with the structure of fn's result, as JAX's vjp_fn takes.
         if len(cts) != 1:
-            structure = "" if out_tree == LEAF else f" {_show_tree(out_tree)}"
+            structure = "" if out_tree == LEAF else f" {out_tree}"
             message = (
                 f"vjp_fn: takes one cotangent, like {function_name(fn)}'s result{structure} of "
                 f"{', '.join(map(str, out_types))}, but was called with {len(cts)} arguments"
@@ -359,26 +362,17 @@ def _matching_leaves(
 ) -> list[Any]:
     """The leaves of `tree`, which must nest as `expected`, each of its type in `types`
     (a Python number takes that dtype, as an argument of `evaluate` does)."""
-    leaves, got = flatten(tree)
+    try:
+        leaves, got = flatten(tree)
+    except ShaxError as error:
+        raise type(error)(f"{what}: {error}") from None
     if got != expected:
         message = (
             f"{what}: the {role}s must have the structure of {fname}'s "
-            f"{'arguments' if role == 'tangent' else 'outputs'}: expected {_show_tree(expected)}, "
-            f"got {_show_tree(got)}"
+            f"{'arguments' if role == 'tangent' else 'outputs'}: expected {expected}, got {got}"
         )
         raise at(ShaxValueError(message), current_source())
     try:
         return [check_argument(f"{what}: {role} leaf {k}", t, leaf) for k, (t, leaf) in enumerate(zip(types, leaves))]
     except ShaxError as error:
         raise at(error, current_source()) from None
-
-
-def _show_tree(tree: TreeDef) -> str:
-    if tree.kind == "leaf":
-        return "*"
-    inner = [_show_tree(c) for c in tree.children]
-    if tree.kind == "dict":
-        return "{" + ", ".join(f"{k!r}: {v}" for k, v in zip(tree.keys, inner)) + "}"
-    if tree.kind == "tuple":
-        return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
-    return "[" + ", ".join(inner) + "]"

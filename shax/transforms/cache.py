@@ -5,6 +5,12 @@ parameters, argument types, tree structure), never by argument values.
 An entry is stale once the function's closure cells hold other objects than when it was
 built (a rebound variable): it is built again. A build that depends on an enclosing
 trace (a staging that captured outer tracers) says it is not cacheable, and is not kept.
+
+Threads share the cache without a lock: a build runs user code and nested transforms,
+which reach the cache again, so holding a lock while building could deadlock. Threads
+missing one entry at once each build it and use what they built (both right: a build
+depends only on the key and the function); the last to finish is kept. Each step on the
+dictionaries is one operation, atomic under the interpreter lock.
 """
 
 from __future__ import annotations

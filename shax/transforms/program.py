@@ -17,7 +17,8 @@ class Program:
     """A definition a transform built, and how it runs: on tracers through `evaluate`,
     which inlines it into their trace; on values through its compiled numpy source
     (`shax.codegen`) — at once if `compile_now`, else from its second run on values, so
-    a program run once (a one-off vjp) does not pay for compiling."""
+    a program run once (a one-off vjp) does not pay for compiling. Threads running it
+    for the first times at once may each compile it: the same source, either one kept."""
 
     __slots__ = ("defn", "_compiled", "_runs")
 

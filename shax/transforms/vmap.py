@@ -21,9 +21,10 @@ import attrs
 import numpy as np
 
 from shax import passes, stages
-from shax.errors import ShaxValueError, at
+from shax.errors import ShaxError, ShaxValueError, at
 from shax.location import current_source
-from shax.pytree import TreeDef, unflatten
+from shax.pytree import TreeDef, sorted_keys, unflatten
+from shax.transforms.arguments import argument_labels
 from shax.transforms.program import Program
 from shax.transforms.staging import stage
 from shax.transforms.transformed import Transformed
@@ -44,7 +45,7 @@ class Vmap(Transformed):
         return (self.in_axes, self.out_axes)
 
     def build(self, in_tree: TreeDef, types: tuple[TensorType, ...]) -> _BuiltVmap:
-        labels = _leaf_labels(in_tree)
+        labels = argument_labels(in_tree)
         axes = _leaf_axes("in_axes", self.in_axes, in_tree, top_level=True)
         axes = [None if a is None or t.rank == 0 else _normalized(n, a, t) for a, t, n in zip(axes, types, labels)]
         size = _batch_size(axes, types, labels)
@@ -84,7 +85,11 @@ def _frozen(what: str, axes: Axes) -> Hashable:
     if isinstance(axes, (tuple, list)):
         return tuple(_frozen(what, a) for a in axes)
     if isinstance(axes, dict):
-        return _Dict(tuple(sorted((k, _frozen(what, v)) for k, v in axes.items())))
+        try:
+            keys = sorted_keys(axes)
+        except ShaxError as error:
+            raise type(error)(f"vmap: {what}: {error}") from None
+        return _Dict(tuple((k, _frozen(what, axes[k])) for k in keys))
     raise at(
         ShaxValueError(f"vmap: {what} entries must be ints, None, or pytrees of them, got {axes!r}"), current_source()
     )
@@ -106,13 +111,12 @@ def _leaf_axes(what: str, axes: Hashable, tree: TreeDef, top_level: bool) -> lis
         message = f"vmap: {what} gives {_show(axes)} where the {_role(what, top_level)} is a single array"
         raise at(ShaxValueError(message), current_source())
     if isinstance(axes, _Dict):
-        keys = tuple(k for k, _ in axes.items)
-        if tree.kind != "dict" or keys != tree.keys:
-            message = (
-                f"vmap: {what} has a dict with keys {list(keys)} where the {_role(what, top_level)} is a {_kind(tree)}"
-            )
+        by_key = dict(axes.items)  # matched by key: an OrderedDict argument keeps its own order
+        if tree.kind != "dict" or by_key.keys() != set(tree.keys):
+            role = _role(what, top_level)
+            message = f"vmap: {what} has a dict with keys {list(by_key)} where the {role} is a {_kind(tree)}"
             raise at(ShaxValueError(message), current_source())
-        children = [v for _, v in axes.items]
+        children = [by_key[k] for k in tree.keys]
     else:
         assert isinstance(axes, tuple), axes  # `_frozen` leaves ints, None, `_Dict`s and tuples
         if tree.kind == "dict" or len(axes) != len(tree.children):
@@ -133,7 +137,7 @@ def _role(what: str, top_level: bool) -> str:
 
 
 def _kind(tree: TreeDef) -> str:
-    return {"dict": "dict", "tuple": "tuple", "list": "list", "leaf": "single array"}[tree.kind]
+    return {"dict": "dict", "none": "None", "tuple": "tuple", "list": "list", "leaf": "single array"}[tree.kind]
 
 
 def _show(axes: Hashable) -> str:
@@ -142,23 +146,6 @@ def _show(axes: Hashable) -> str:
     if isinstance(axes, tuple):
         return "(" + ", ".join(_show(a) for a in axes) + ("," if len(axes) == 1 else "") + ")"
     return repr(axes)
-
-
-def _leaf_labels(in_tree: TreeDef) -> list[str]:
-    """How to name each argument leaf: `argument 1`, `argument 0['w']`, `argument 2[1]`."""
-    labels: list[str] = []
-
-    def walk(tree: TreeDef, path: str) -> None:
-        if tree.kind == "leaf":
-            labels.append(path)
-            return
-        keys = tree.keys if tree.kind == "dict" else range(len(tree.children))
-        for key, child in zip(keys, tree.children):
-            walk(child, f"{path}[{key!r}]")
-
-    for k, child in enumerate(in_tree.children):
-        walk(child, f"argument {k}")
-    return labels
 
 
 def _normalized(label: str, axis: int, t: TensorType) -> int:
