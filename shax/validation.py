@@ -37,15 +37,15 @@ from shax.well_typed import is_well_typed, mark_well_typed
 def check_parts(stage: str, defn: Definition) -> None:
     """Nothing if `defn` is built of IR parts: TensorTypes as argument types, Bindings of a
     Var to a Primitive on a tuple of Vars, Vars returned (a Var: an int id and a TensorType
-    or None); else a ShaxTypeError naming `stage` and the part."""
+    or None); else a ShaxTypeError naming `stage` and the part, at the caller's line."""
     _check_argument_types(stage, defn)
     for k, binding in enumerate(defn.bindings):
         problem = _malformed(binding)
         if problem is not None:
-            raise ShaxTypeError(f"{stage}: {defn.name}: binding {k} {problem}")
+            raise at(ShaxTypeError(f"{stage}: {defn.name}: binding {k} {problem}"), current_source())
     bad = [v for v in defn.outputs if not _is_var(v)]
     if bad:
-        raise ShaxTypeError(f"{stage}: {defn.name}: returns {bad[0]!r}, not a Var")
+        raise at(ShaxTypeError(f"{stage}: {defn.name}: returns {bad[0]!r}, not a Var"), current_source())
 
 
 @contextmanager
@@ -53,23 +53,28 @@ def parts_checked(stage: str, defn: Definition) -> Iterator[None]:
     """A block walking `defn`, which checks its parts (`check_parts`): its argument types
     at once, its bindings and outputs only if the block fails with an error that is no
     ShaxError (the AttributeError of a var that is not a Var), so that a large, well
-    formed definition pays nothing for them."""
+    formed definition pays nothing for them. Its errors name the caller's line, where a
+    binding has none of its own (a hand-built one)."""
     _check_argument_types(stage, defn)
     try:
         yield
-    except ShaxError:
-        raise
+    except ShaxError as error:
+        raise at(error, current_source()) from None
     except Exception:
         check_parts(stage, defn)  # names the malformed part, if that is what failed
         raise
 
 
 def _check_argument_types(stage: str, defn: Definition) -> None:
+    """The definition's fields are tuples, its argument types TensorTypes."""
+    for field in ("arg_types", "bindings", "outputs"):
+        if not isinstance(getattr(defn, field), tuple):
+            message = f"{stage}: {defn.name}: {field} must be a tuple, got {reprlib.repr(getattr(defn, field))}"
+            raise at(ShaxTypeError(message), current_source())
     for k, t in enumerate(defn.arg_types):
         if not isinstance(t, TensorType):
-            raise ShaxTypeError(
-                f"{stage}: {defn.name}: argument type {k} must be a TensorType like f32[2, 3], got {t!r}"
-            )
+            message = f"{stage}: {defn.name}: argument type {k} must be a TensorType like f32[2, 3], got {t!r}"
+            raise at(ShaxTypeError(message), current_source())
 
 
 def _is_var(v: Any) -> bool:

@@ -956,8 +956,8 @@ ENTRY_POINTS: list[tuple[str, type[Exception], tuple[str, ...], Callable[[], Any
      lambda: shax.vmap(sin, out_axes=3)(X3[None])),  # out-axes-range
     ("out-axes-float", V, ("vmap", "out_axes", "0.5"),
      lambda: shax.vmap(sin, out_axes=0.5)),  # out-axes-float
-    ("source-none", T, ("jit.source", "NoneType"),
-     lambda: shax.jit(loss).source(None)),  # source-none
+    ("source-bytes", T, ("jit.source", "bytes"),
+     lambda: shax.jit(loss).source(b"f32[3]")),  # source-bytes
     ("source-text", V, ("jit.source", "'f32[3'"),
      lambda: shax.jit(loss).source("f32[3")),  # source-text
     ("gd-iters", V, ("gradient_descent", "iters", "-1"),

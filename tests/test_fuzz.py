@@ -255,7 +255,7 @@ NOT_CALLED = {
     "DType": "the dtypes are fixed values, indexed by the f32, f64, i32, bool_ drivers",
     "Var": "a part of a Definition: the Definition driver builds bad ones",
     "Binding": "a part of a Definition: the Definition driver builds bad ones",
-    "primitives": "primitive classes are parts of a Definition (errors-core checks hand-built ones)",
+    "primitives": "primitive classes are parts of a Definition: stages check hand-built ones (test_errors.py)",
     "extend": "declares primitives for the whole process; tests/test_extend.py covers its errors",
 }
 NAMESPACES = {"stages": (stages, STAGES), "passes": (passes, PASSES), "optimizers": (optimizers, OPTIMIZERS)}
@@ -333,41 +333,6 @@ ENTRY_POINTS: dict[str, Call] = {
 }
 
 
-# Failures that other branches of issue 12 fix, each (entry point, exception class, a
-# fragment of its message): the integrator deletes each set once its branch is merged.
-
-# The entry points that hand their arguments' pytrees to a user's function.
-TRANSFORMS = [
-    "trace", "xpr", "explain", "grad", "value_and_grad", "vjp", "vjp_fn", "jvp", "linearize", "f_jvp", "vmap",
-    "vmap(axis=)", "jit", "jit (i32, bool)", "jit.source", *(f"optimizers.{name}" for name in OPTIMIZERS),
-]  # fmt: skip
-# Fixed on branch errors-core: typeclass functions on values with no typeclass instance
-# (None, str, containers: typeclasses.NoInstanceError, a TypeError) or with static
-# parameters numpy refuses; Python ints beyond i32; `TensorType.parse` of a non-string;
-# hand-built IR whose fields are not IR.
-FIXED_ON_ERRORS_CORE: set[tuple[str, type[Exception], str]] = {
-    *((entry, kind, "") for entry in TYPECLASSES for kind in (TypeError, ValueError, IndexError, OverflowError)),
-    *((entry, TypeError, "no typeclass instance") for entry in TRANSFORMS),
-    *((entry, OverflowError, "out of bounds for int32") for entry in ("evaluate (i32, bool)", "jit (i32, bool)")),
-    ("TensorType.parse", TypeError, ""),
-    *(("Definition", kind, "") for kind in (AttributeError, KeyError, TypeError)),
-}
-# ShaxErrors that do not name the caller's line yet: errors-core's TensorType
-# validation and hand-built IR, and the typeclass functions.
-UNLOCATED_ON_ERRORS_CORE = {"TensorType", "TensorType.parse", "f32", "f64", "i32", "bool_", "Definition", *TYPECLASSES}
-# Fixed on branch pytrees: dicts whose keys do not sort (`{1: x, "a": y}`).
-FIXED_ON_PYTREES: set[tuple[str, type[Exception], str]] = {
-    (entry, TypeError, "not supported between instances") for entry in TRANSFORMS
-}
-
-
-def fixed_elsewhere(entry: str, error: Exception) -> bool:
-    return any(
-        entry == fixed and isinstance(error, kind) and fragment in str(error)
-        for fixed, kind, fragment in FIXED_ON_ERRORS_CORE | FIXED_ON_PYTREES
-    )
-
-
 # What a call may do ---------------------------------------------------------------------
 
 
@@ -391,11 +356,9 @@ def attempt(entry: str, function: Callable[..., Any], args: tuple[Any, ...], kwa
         with typeguard.suppress_type_checks():
             function(*args, **kwargs)
     except shax.ShaxError as error:
-        located = f"{Path(__file__).name}:" in str(error)
-        assert located or entry in UNLOCATED_ON_ERRORS_CORE, f"{entry}: no line of {Path(__file__).name} in: {error}"
+        assert f"{Path(__file__).name}:" in str(error), f"{entry}: no line of {Path(__file__).name} in: {error}"
     except Exception as error:
-        if not fixed_elsewhere(entry, error):
-            raise AssertionError(f"{entry} raised {type(error).__name__}, not a ShaxError: {error}") from error
+        raise AssertionError(f"{entry} raised {type(error).__name__}, not a ShaxError: {error}") from error
     assert contents((args, kwargs)) == before, f"{entry} changed its arguments"
 
 
