@@ -527,8 +527,8 @@ ENTRY_POINTS: list[tuple[str, type[Exception], tuple[str, ...], Callable[[], Any
      lambda: shax.vmap(sin, out_axes=3)(X3[None])),  # out-axes-range
     ("out-axes-float", V, ("vmap", "out_axes", "0.5"),
      lambda: shax.vmap(sin, out_axes=0.5)),  # out-axes-float
-    ("source-none", T, ("jit.source", "NoneType"),
-     lambda: shax.jit(loss).source(None)),  # source-none
+    ("source-bytes", T, ("jit.source", "bytes"),
+     lambda: shax.jit(loss).source(b"f32[3]")),  # source-bytes
     ("source-text", V, ("jit.source", "'f32[3'"),
      lambda: shax.jit(loss).source("f32[3")),  # source-text
     ("gd-iters", V, ("gradient_descent", "iters", "-1"),
@@ -612,3 +612,10 @@ def test_the_command_reports_bad_arguments_in_one_line(
     assert out == "" and "Traceback" not in err and err.startswith("shax: "), err
     for fragment in fragments:
         assert fragment in err, err
+
+
+def test_a_dtype_is_no_list() -> None:
+    # `f32[k]` is a tensor type for every k: iterating f32 by indexing would never end.
+    with typeguard.suppress_type_checks(), pytest.raises(shax.ShaxError) as info:
+        shax.trace(lambda x: reduce_sum(x, f32), f32[3])  # dtype-axes
+    check(info.value, ValueError, ("reduce_sum", "f32"), "dtype-axes")

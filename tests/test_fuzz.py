@@ -255,7 +255,7 @@ NOT_CALLED = {
     "DType": "the dtypes are fixed values, indexed by the f32, f64, i32, bool_ drivers",
     "Var": "a part of a Definition: the Definition driver builds bad ones",
     "Binding": "a part of a Definition: the Definition driver builds bad ones",
-    "primitives": "primitive classes are parts of a Definition (errors-core checks hand-built ones)",
+    "primitives": "primitive classes are parts of a Definition: stages check hand-built ones (test_errors.py)",
     "extend": "declares primitives for the whole process; tests/test_extend.py covers its errors",
 }
 NAMESPACES = {"stages": (stages, STAGES), "passes": (passes, PASSES), "optimizers": (optimizers, OPTIMIZERS)}
