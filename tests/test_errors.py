@@ -1041,3 +1041,10 @@ def test_the_command_reports_bad_arguments_in_one_line(
     assert out == "" and "Traceback" not in err and err.startswith("shax: "), err
     for fragment in fragments:
         assert fragment in err, err
+
+
+def test_a_dtype_is_no_list() -> None:
+    # `f32[k]` is a tensor type for every k: iterating f32 by indexing would never end.
+    with typeguard.suppress_type_checks(), pytest.raises(shax.ShaxError) as info:
+        shax.trace(lambda x: reduce_sum(x, f32), f32[3])  # dtype-axes
+    check(info.value, ValueError, ("reduce_sum", "f32"), "dtype-axes")
