@@ -10,19 +10,21 @@ from a seeded generator. `str()` prints every section; `show(keys)` only some of
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 import numpy as np
 
-from shax.errors import ShaxValueError
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.evaluate import evaluate
 from shax.ir import Definition, LinearizedDefinition
+from shax.location import current_source
 from shax.passes import apply_passes
 from shax.printing import show_values
 from shax.stages import evaluate_linearized, infer_types, linearize, transpose, zip_definitions
-from shax.tracing import trace
+from shax.tracing import check_function, trace
 from shax.types import TensorType, bool_
 
 REWRITES = ("canonicalize_dot_general", "lower_reductions_to_sums_of_slices")
@@ -80,10 +82,14 @@ class Explanation:
 
     def show(self, keys: Sequence[str] | None = None) -> str:
         """The sections named by `keys` (all of them by default), each under its header."""
-        unknown = [k for k in keys or () if k not in HEADERS]
+        known = ", ".join(HEADERS)
+        if keys is not None and (isinstance(keys, str) or not isinstance(keys, (list, tuple))):
+            message = f"explain: show takes a list of section names ({known}), got {reprlib.repr(keys)}"
+            raise at(ShaxTypeError(message), current_source())
+        unknown = [str(k) for k in keys or () if not isinstance(k, str) or k not in HEADERS]
         if unknown:
-            known = ", ".join(HEADERS)
-            raise ShaxValueError(f"explain: unknown section(s) {', '.join(unknown)}; the sections are {known}")
+            message = f"explain: unknown section(s) {', '.join(unknown)}; the sections are {known}"
+            raise at(ShaxValueError(message), current_source())
         texts = self.sections()
         return "\n".join(f"{HEADERS[k]}\n{texts[k]}" for k in HEADERS if keys is None or k in keys)
 
@@ -101,6 +107,9 @@ def explain(
 ) -> Explanation:
     """Run every stage on `f` at `arg_types`; evaluate at `inputs` (x), `tangents` (dx)
     and output `cotangents` (ct), each one value per argument (per output for ct)."""
+    check_function("explain", f)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise at(ShaxValueError(f"explain: seed must be a non-negative int, got {seed!r}"), current_source())
     traced = trace(f, *arg_types)
     typed = infer_types(traced)
     rewritten = apply_passes(typed, REWRITES)
@@ -127,16 +136,35 @@ def _values(
     """The `given` values as arrays of `types`, or random ones (normal floats, small ints)."""
     if given is None:
         return tuple(_random(t, rng) for t in types)
+    expected = ", ".join(map(str, types))
+    if not isinstance(given, (list, tuple)):
+        message = f"explain: {what} must be a list of {len(types)} value(s) ({expected}), got a {type(given).__name__}"
+        raise at(ShaxTypeError(message), current_source())
     if len(given) != len(types):
-        expected = ", ".join(map(str, types))
-        raise ShaxValueError(f"explain: {what} needs {len(types)} value(s) ({expected}), got {len(given)}")
-    arrays = []
-    for k, (t, value) in enumerate(zip(types, given)):
-        array = np.asarray(value, t.dtype.numpy)
-        if array.shape != t.shape:
-            raise ShaxValueError(f"explain: {what}[{k}] has shape {list(array.shape)}, but its type is {t}")
-        arrays.append(array)
-    return tuple(arrays)
+        message = f"explain: {what} needs {len(types)} value(s) ({expected}), got {len(given)}"
+        raise at(ShaxValueError(message), current_source())
+    try:
+        return tuple(_array(f"explain: {what}[{k}]", t, value) for k, (t, value) in enumerate(zip(types, given)))
+    except ShaxError as error:
+        raise at(error, current_source()) from None
+
+
+def _array(what: str, t: TensorType, value: Any) -> np.ndarray:
+    """`value` (an array, a number, or nested lists of numbers) as an array of type `t`:
+    its numbers must convert to t's dtype within their kind (ints to floats, not floats to
+    ints, nor complex numbers or strings to anything), and its shape must be t's."""
+    try:
+        array = np.asarray(value)
+    except ValueError:  # nested lists of different lengths
+        raise ShaxTypeError(f"{what} is not an array: {reprlib.repr(value)}") from None
+    target = np.dtype(t.dtype.numpy)
+    if array.dtype.kind not in "biuf" or not np.can_cast(array.dtype, target, "same_kind"):
+        raise ShaxTypeError(f"{what} holds {array.dtype} values, which do not convert to {t}: {reprlib.repr(value)}")
+    if array.shape != t.shape:
+        raise ShaxValueError(f"{what} has shape {list(array.shape)}, but its type is {t}")
+    if target.kind == "i" and array.size and (array.min() < np.iinfo(target).min or array.max() > np.iinfo(target).max):
+        raise ShaxValueError(f"{what} holds values beyond the range of {t}")
+    return array.astype(target, copy=False)
 
 
 def _random(t: TensorType, rng: np.random.Generator) -> np.ndarray:

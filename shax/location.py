@@ -16,8 +16,9 @@ _INTERNAL_DIRS = tuple(
     os.path.dirname(os.path.abspath(module_file)) + os.sep
     for module_file in (typeclasses.__file__, os.path.join(os.path.dirname(__file__), "__init__.py"))
 )
-# Frames from these are library frames too: typeguard's instrumentation and attrs.
-_LIBRARY_PARTS = (os.sep + "typeguard" + os.sep, os.sep + "attr" + os.sep, "<attrs generated")
+# Frames from these are library frames too: typeguard's instrumentation, attrs, and
+# contextlib (whose frame runs a stage decorated with `collector_paused`).
+_LIBRARY_PARTS = (os.sep + "typeguard" + os.sep, os.sep + "attr" + os.sep, "<attrs generated", os.sep + "contextlib.py")
 # code object -> whether it is library code (threads may fill it at once: with the same answers)
 _internal: dict[CodeType, bool] = {}
 

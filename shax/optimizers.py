@@ -12,11 +12,14 @@ parameters keep their structure. `momentum` and `adam` share the interface.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+import math
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, SupportsFloat
 
 import numpy as np
 
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.location import current_source
 from shax.printing import show_float
 from shax.pytree import flatten, unflatten
 from shax.transforms import value_and_grad
@@ -28,6 +31,7 @@ Update = Callable[[list[Any], Sequence[Any], int], list[Any]]
 
 def gradient_descent(f: Callable[..., Any], params: Any, lr: float, iters: int, log: Log = print) -> tuple[Any, Any]:
     """Plain gradient descent: p ← p - lr·∇f(p)."""
+    _check_settings("gradient_descent", iters, log, lr=lr)
 
     def update(leaves: list[Any], grads: Sequence[Any], step: int) -> list[Any]:
         return [p - lr * g for p, g in zip(leaves, grads)]
@@ -39,6 +43,7 @@ def momentum(
     f: Callable[..., Any], params: Any, lr: float, iters: int, beta: float = 0.9, log: Log = print
 ) -> tuple[Any, Any]:
     """Heavy-ball momentum: v ← β·v + ∇f(p), p ← p - lr·v."""
+    _check_settings("momentum", iters, log, lr=lr, beta=beta)
     velocity: list[Any] = []
 
     def update(leaves: list[Any], grads: Sequence[Any], step: int) -> list[Any]:
@@ -62,6 +67,7 @@ def adam(
 ) -> tuple[Any, Any]:
     """Adam (Kingma & Ba): m ← b1·m + (1-b1)·g, s ← b2·s + (1-b2)·g², then
     p ← p - lr·m̂/(√ŝ + eps) with the bias-corrected m̂ = m/(1-b1ᵗ), ŝ = s/(1-b2ᵗ)."""
+    _check_settings("adam", iters, log, lr=lr, b1=b1, b2=b2, eps=eps)
     m: list[Any] = []
     s: list[Any] = []
 
@@ -74,6 +80,34 @@ def adam(
         return [p - lr * (a / (1 - b1**step)) / (np.sqrt(b / (1 - b2**step)) + eps) for p, a, b in zip(leaves, m, s)]
 
     return _minimize(f, params, iters, log, update)
+
+
+def _check_settings(what: str, iters: Any, log: Any, **rates: Any) -> None:
+    """Nothing if `iters` is a count, `log` a function or None, and each of `rates` a finite
+    real number; else a ShaxError naming the optimizer and the setting, at the caller's line."""
+    for error in _bad_settings(what, iters, log, rates):
+        raise at(error, current_source())
+
+
+def _bad_settings(what: str, iters: Any, log: Any, rates: dict[str, Any]) -> Iterator[ShaxError]:
+    if isinstance(iters, bool) or not isinstance(iters, (int, np.integer)):
+        yield ShaxTypeError(f"{what}: iters must be an int, got {type(iters).__name__} {iters!r}")
+    elif iters < 0:
+        yield ShaxValueError(f"{what}: iters must be at least 0, got {iters}")
+    if log is not None and not callable(log):
+        yield ShaxTypeError(f"{what}: log must be a function of one string (such as print) or None, got {log!r}")
+    for name, rate in rates.items():
+        if isinstance(rate, (bool, np.bool_)) or not isinstance(rate, (int, float, np.integer, np.floating)):
+            yield ShaxTypeError(f"{what}: {name} must be a number, got {type(rate).__name__} {rate!r}")
+        elif not _finite(rate):
+            yield ShaxValueError(f"{what}: {name} must be finite, got {rate!r}")
+
+
+def _finite(number: SupportsFloat) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # a Python int beyond the floats' range
+        return False
 
 
 def _minimize(f: Callable[..., Any], params: Any, iters: int, log: Log, update: Update) -> tuple[Any, Any]:

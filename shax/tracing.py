@@ -9,6 +9,7 @@ against them, so a constraint the tracer cannot meet fails with a clear message.
 from __future__ import annotations
 
 import inspect
+import reprlib
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -17,7 +18,7 @@ import attrs
 import typeguard
 
 from shax.builder import Builder
-from shax.errors import ShaxError, ShaxTypeError, at
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.gcpause import collector_paused
 from shax.ir import Definition
 from shax.location import current_source
@@ -40,6 +41,9 @@ class Traced:
 
 def trace(f: Callable[..., Any], *arg_types: Any, name: str | None = None) -> Definition:
     """The untyped let-IR of `f` at the given argument types (the "After tracing" stage)."""
+    check_function("trace", f)
+    if name is not None and not (isinstance(name, str) and name.isidentifier()):
+        raise at(ShaxValueError(f"trace: name must be a Python identifier, got {name!r}"), current_source())
     traced = trace_pytree(f, arg_types, name)
     if traced.out_tree.kind == "none":
         # None is an empty pytree (a jitted function may return it), but a definition
@@ -91,6 +95,13 @@ def trace_pytree(f: Callable[..., Any], arg_trees: Sequence[Any], name: str | No
         out_vars = recover_sharing(builder, outputs)
         defn = builder.build(fname, [*types, *(c.type for c in current.captured)], out_vars)
     return Traced(defn, in_tree, out_tree, tuple(current.captured))
+
+
+def check_function(what: str, f: Any) -> None:
+    """Nothing if `f` can be called; else a ShaxTypeError naming `what` at the caller's line."""
+    if not callable(f):
+        message = f"{what}: expected a function, got {type(f).__name__} {reprlib.repr(f)}"
+        raise at(ShaxTypeError(message), current_source())
 
 
 def function_name(f: Callable[..., Any]) -> str:

@@ -28,6 +28,10 @@ class DType:
     def __getitem__(self, shape: int | tuple[int, ...]) -> TensorType:
         return TensorType(self, shape if isinstance(shape, tuple) else (shape,))
 
+    # Not a sequence: without this, `list(f32)` would iterate through `__getitem__`
+    # (f32[0], f32[1], ...) and never end.
+    __iter__ = None
+
     def __repr__(self) -> str:
         return self.name
 

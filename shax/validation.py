@@ -8,20 +8,25 @@
   (remembered, `shax.well_typed`, so a pipeline checks each definition once);
 - `check_runnable`: the same for a definition typed or not (what evaluation checks);
 - `check_well_formed`: typed, every operand bound before use, every argument declared;
-- `check_linearized`: a LinearizedDefinition whose halves fit together.
+- `check_linearized`: a LinearizedDefinition whose halves fit together;
+- `expect_definition`, `expect_linearized`: what a stage, pass or `evaluate` was handed
+  is the kind of definition it takes (not a LinearizedDefinition for a Definition, a
+  function, None, ...), checked first so nothing else reads a missing attribute.
 
 Errors name the stage or pass, the binding and the user's line that wrote it.
 """
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
+from shax.location import current_source
 from shax.primitive import Arg, Primitive
 from shax.rules.types import result_type
 from shax.types import TensorType
@@ -32,15 +37,15 @@ from shax.well_typed import is_well_typed, mark_well_typed
 def check_parts(stage: str, defn: Definition) -> None:
     """Nothing if `defn` is built of IR parts: TensorTypes as argument types, Bindings of a
     Var to a Primitive on a tuple of Vars, Vars returned (a Var: an int id and a TensorType
-    or None); else a ShaxTypeError naming `stage` and the part."""
+    or None); else a ShaxTypeError naming `stage` and the part, at the caller's line."""
     _check_argument_types(stage, defn)
     for k, binding in enumerate(defn.bindings):
         problem = _malformed(binding)
         if problem is not None:
-            raise ShaxTypeError(f"{stage}: {defn.name}: binding {k} {problem}")
+            raise at(ShaxTypeError(f"{stage}: {defn.name}: binding {k} {problem}"), current_source())
     bad = [v for v in defn.outputs if not _is_var(v)]
     if bad:
-        raise ShaxTypeError(f"{stage}: {defn.name}: returns {bad[0]!r}, not a Var")
+        raise at(ShaxTypeError(f"{stage}: {defn.name}: returns {bad[0]!r}, not a Var"), current_source())
 
 
 @contextmanager
@@ -48,23 +53,28 @@ def parts_checked(stage: str, defn: Definition) -> Iterator[None]:
     """A block walking `defn`, which checks its parts (`check_parts`): its argument types
     at once, its bindings and outputs only if the block fails with an error that is no
     ShaxError (the AttributeError of a var that is not a Var), so that a large, well
-    formed definition pays nothing for them."""
+    formed definition pays nothing for them. Its errors name the caller's line, where a
+    binding has none of its own (a hand-built one)."""
     _check_argument_types(stage, defn)
     try:
         yield
-    except ShaxError:
-        raise
+    except ShaxError as error:
+        raise at(error, current_source()) from None
     except Exception:
         check_parts(stage, defn)  # names the malformed part, if that is what failed
         raise
 
 
 def _check_argument_types(stage: str, defn: Definition) -> None:
+    """The definition's fields are tuples, its argument types TensorTypes."""
+    for field in ("arg_types", "bindings", "outputs"):
+        if not isinstance(getattr(defn, field), tuple):
+            message = f"{stage}: {defn.name}: {field} must be a tuple, got {reprlib.repr(getattr(defn, field))}"
+            raise at(ShaxTypeError(message), current_source())
     for k, t in enumerate(defn.arg_types):
         if not isinstance(t, TensorType):
-            raise ShaxTypeError(
-                f"{stage}: {defn.name}: argument type {k} must be a TensorType like f32[2, 3], got {t!r}"
-            )
+            message = f"{stage}: {defn.name}: argument type {k} must be a TensorType like f32[2, 3], got {t!r}"
+            raise at(ShaxTypeError(message), current_source())
 
 
 def _is_var(v: Any) -> bool:
@@ -109,6 +119,7 @@ def binding_type(defn: Definition, binding: Binding, operands: tuple[TensorType 
 
 def check_types(defn: Definition) -> Definition:
     """`defn` itself if every annotation agrees with the type rules; else a ShaxTypeError."""
+    expect_definition("check_types", defn)
     _check_types("check_types", defn, annotated=True)
     return mark_well_typed(defn)
 
@@ -117,6 +128,7 @@ def check_runnable(stage: str, defn: Definition) -> None:
     """Nothing if every binding of `defn`, typed or not, is well formed and fits its
     primitive's type rule (and its annotation, where it has one); else a ShaxError naming
     `stage` and the binding. A typed definition that passes is remembered as check_types'."""
+    expect_definition(stage, defn)
     if is_well_typed(defn):
         return
     _check_types(stage, defn, annotated=False)
@@ -154,9 +166,19 @@ def check_outputs(stage: str, defn: Definition, env: dict[int, TensorType]) -> N
 def check_well_formed(stage: str, defn: Definition) -> None:
     """Nothing if every binding of `defn` is typed, reads a declared argument or vars bound
     before it, and every returned var is bound; else a ShaxError naming `stage` and the binding.
-    (Types themselves are checked as the stage recomputes each operation.)"""
+    (Types themselves are checked as the stage recomputes each operation.)
+    A binding with no source of its own (an argument, a hand-built one) is reported at
+    the caller's line."""
+    expect_definition(stage, defn)
     if is_well_typed(defn):  # check_types has seen all this, or a stage built it so
         return
+    try:
+        _check_well_formed(stage, defn)
+    except ShaxError as error:
+        raise at(error, current_source()) from None
+
+
+def _check_well_formed(stage: str, defn: Definition) -> None:
     check_parts(stage, defn)
     bound: set[int] = set()
     for binding in defn.bindings:
@@ -176,18 +198,48 @@ def check_well_formed(stage: str, defn: Definition) -> None:
 def check_linearized(stage: str, lin: LinearizedDefinition) -> None:
     """Both definitions well formed, and the primal's last `num_residuals` results are the
     linear definition's last `num_residuals` arguments."""
+    expect_linearized(stage, lin)
     check_well_formed(stage, lin.primal)
     check_well_formed(stage, lin.linear)
     primal, linear, count = lin.primal, lin.linear, lin.num_residuals
-    if not 0 <= count <= min(len(primal.outputs), len(linear.arg_types)):
+    if type(count) is not int or not 0 <= count <= min(len(primal.outputs), len(linear.arg_types)):
         message = (
             f"{primal.name} returns {len(primal.outputs)} value(s) and {linear.name} takes {len(linear.arg_types)}"
         )
-        raise ShaxValueError(f"{stage}: {count} residual(s) do not fit: {message}")
+        raise at(ShaxValueError(f"{stage}: {count!r} residual(s) do not fit: {message}"), current_source())
     returned = primal.output_types()[len(primal.outputs) - count :]
     taken = linear.arg_types[len(linear.arg_types) - count :]
     if returned != taken:
         shown = ", ".join(map(str, returned)), ", ".join(map(str, taken))
-        raise ShaxTypeError(
-            f"{stage}: {primal.name} returns residuals ({shown[0]}) but {linear.name} takes ({shown[1]})"
+        message = f"{stage}: {primal.name} returns residuals ({shown[0]}) but {linear.name} takes ({shown[1]})"
+        raise at(ShaxTypeError(message), current_source())
+
+
+def expect_definition(stage: str, value: Any) -> Definition:
+    """`value` if it is a Definition; else a ShaxTypeError naming `stage`, what it was
+    given and how to get a Definition, at the caller's line."""
+    if isinstance(value, Definition):
+        return value
+    raise at(ShaxTypeError(f"{stage}: expected a Definition, got {_described(value)}"), current_source())
+
+
+def expect_linearized(stage: str, value: Any) -> LinearizedDefinition:
+    """`value` if it is a LinearizedDefinition; else a ShaxTypeError as `expect_definition`'s."""
+    if isinstance(value, LinearizedDefinition):
+        return value
+    message = f"{stage}: expected a LinearizedDefinition (from shax.stages.linearize), got {_described(value)}"
+    raise at(ShaxTypeError(message), current_source())
+
+
+def _described(value: Any) -> str:
+    """What was given instead, with a hint where the mix-up is a common one."""
+    if isinstance(value, LinearizedDefinition):
+        return (
+            "a LinearizedDefinition: its halves are .primal and .linear, and "
+            "shax.stages.zip_definitions joins them into one Definition"
         )
+    if isinstance(value, Definition):
+        return f"the Definition {reprlib.repr(value.name)}: shax.stages.linearize makes a LinearizedDefinition of it"
+    if callable(value):
+        return f"the function {reprlib.repr(value)}: shax.trace(f, *arg_types) makes a Definition of it"
+    return f"a {type(value).__name__} ({reprlib.repr(value)})"

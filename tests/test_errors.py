@@ -822,3 +822,229 @@ def test_check_types_rejects_an_untyped_definition() -> None:
     with pytest.raises(shax.ShaxError) as info:
         check_types(shax.trace(sin, f32[2]))
     check(info.value, TypeError, ("check_types", "f32[2]"), None)
+
+
+# ------------------------------------------------------------------------------------------
+# Entry points handed what they do not take (branch errors-api): stages, passes, evaluate
+# and codegen given no Definition or the other kind, transforms given no function, vjp_fn
+# and f_jvp called wrongly, bad wrt / in_axes / out_axes, optimizers and explain with bad
+# settings, the command with bad arguments. Each case is a call on its own marked line.
+
+
+def loss(x):
+    return reduce_sum(sin(x) * x, [0])
+
+
+def pair(x, y):
+    return sin(x) * y
+
+
+X3 = np.array([0.5, 1.0, 2.0], np.float32)
+TYPED = infer_types(shax.trace(loss, f32[3]))
+LIN = shax.stages.linearize(TYPED)
+VJP_FN = shax.vjp(pair, X3, X3)[1]
+F_JVP = shax.linearize(pair, X3, X3)[1]
+
+
+def with_a_count(x):
+    return sin(x), np.int32(3)
+
+
+def optimizer(name: str) -> Callable[..., Any]:
+    """An optimizer, for the case to call on its own line."""
+    from shax import optimizers
+
+    return getattr(optimizers, name)
+
+
+A_FUNCTION = "shax.trace(f, *arg_types) makes a Definition"
+NOT_A_DEFINITION = "shax.stages.linearize makes a LinearizedDefinition"
+HALVES = "its halves are .primal and .linear"
+
+ENTRY_POINTS: list[tuple[str, type[Exception], tuple[str, ...], Callable[[], Any]]] = [
+    ("linearize-lin", T, ("linearize", "LinearizedDefinition", HALVES),
+     lambda: shax.stages.linearize(LIN)),  # linearize-lin
+    ("transpose-defn", T, ("transpose", "'loss'", NOT_A_DEFINITION),
+     lambda: shax.stages.transpose(TYPED)),  # transpose-defn
+    ("zip-none", T, ("zip_definitions", "NoneType"),
+     lambda: shax.stages.zip_definitions(None)),  # zip-none
+    ("infer-types-str", T, ("infer_types", "str", "'loss'"),
+     lambda: shax.stages.infer_types("loss")),  # infer-types-str
+    ("check-types-fn", T, ("check_types", A_FUNCTION),
+     lambda: shax.stages.check_types(loss)),  # check-types-fn
+    ("batch-lin", T, ("batch", "LinearizedDefinition"),
+     lambda: shax.stages.batch(LIN, 0, 2)),  # batch-lin
+    ("dce-none", T, ("dce", "NoneType"),
+     lambda: shax.passes.dce(None)),  # dce-none
+    ("cleanup-lin", T, ("cleanup", "LinearizedDefinition"),
+     lambda: shax.passes.cleanup(LIN)),  # cleanup-lin
+    ("evaluate-lin", T, ("evaluate", "LinearizedDefinition", HALVES),
+     lambda: shax.evaluate(LIN, X3)),  # evaluate-lin
+    ("compile-list", T, ("compile_definition", "list"),
+     lambda: shax.codegen.compile_definition([TYPED])),  # compile-list
+    ("eval-lin-defn", T, ("evaluate_linearized", "'loss'"),
+     lambda: shax.stages.evaluate_linearized(TYPED, [X3], [X3])),  # eval-lin-defn
+    ("eval-lin-array", T, ("primals", "f32[3]", "ndarray"),
+     lambda: shax.stages.evaluate_linearized(LIN, X3, [X3])),  # eval-lin-array
+    ("eval-lin-count", T, ("linear_args", "1 value(s) (f32[3])"),
+     lambda: shax.stages.evaluate_linearized(LIN, [X3], [])),  # eval-lin-count
+    ("wrt-str", T, ("linearize", "wrt", "'0'"),
+     lambda: shax.stages.linearize(TYPED, wrt="0")),  # wrt-str
+    ("wrt-float", V, ("linearize", "no argument 0.0", "f32[3]"),
+     lambda: shax.stages.linearize(TYPED, wrt=[0.0])),  # wrt-float
+    ("apply-none", T, ("apply_passes", "NoneType"),
+     lambda: shax.passes.apply_passes(None, [])),  # apply-none
+    ("apply-str", T, ("apply_passes", "list of pass names", "'dce'"),
+     lambda: shax.passes.apply_passes(TYPED, "dce")),  # apply-str
+    ("apply-int", V, ("apply_passes", "unknown pass(es) 3"),
+     lambda: shax.passes.apply_passes(TYPED, [3])),  # apply-int
+    ("bind-list", T, ("bind_arguments", "dict", "list"),
+     lambda: shax.passes.bind_arguments(TYPED, [X3])),  # bind-list
+    ("bind-index", V, ("bind_arguments", "no argument 1"),
+     lambda: shax.passes.bind_arguments(TYPED, {1: X3})),  # bind-index
+    ("bind-type", T, ("argument 0 of loss", "f64[3]", "f32[3]"),
+     lambda: shax.passes.bind_arguments(TYPED, {0: np.ones(3)})),  # bind-type
+    ("trace-none", T, ("trace", "expected a function", "NoneType"),
+     lambda: shax.trace(None, f32[3])),  # trace-none
+    ("trace-name", V, ("trace", "name", "3"),
+     lambda: shax.trace(loss, f32[3], name=3)),  # trace-name
+    ("vjp-str", T, ("vjp", "expected a function", "str"),
+     lambda: shax.vjp("loss", X3)),  # vjp-str
+    ("jvp-int", T, ("jvp", "expected a function", "int"),
+     lambda: shax.jvp(3, (X3,), (X3,))),  # jvp-int
+    ("linearize-list", T, ("linearize", "expected a function", "list"),
+     lambda: shax.linearize([loss], X3)),  # linearize-list
+    ("xpr-none", T, ("xpr", "expected a function", "NoneType"),
+     lambda: shax.xpr(None, X3)),  # xpr-none
+    ("explain-defn", T, ("explain", "expected a function", "Definition"),
+     lambda: shax.explain(TYPED, f32[3])),  # explain-defn
+    ("grad-none", T, ("grad", "expected a function", "NoneType"),
+     lambda: shax.grad(None)),  # grad-none
+    ("vmap-str", T, ("vmap", "expected a function", "str"),
+     lambda: shax.vmap("loss")),  # vmap-str
+    ("jit-array", T, ("jit", "expected a function", "ndarray"),
+     lambda: shax.jit(X3)),  # jit-array
+    ("vjp-fn-none", T, ("vjp_fn", "one cotangent", "pair", "f32[3]", "0 arguments"),
+     lambda: VJP_FN()),  # vjp-fn-none
+    ("vjp-fn-two", T, ("vjp_fn", "one cotangent", "2 arguments"),
+     lambda: VJP_FN(X3, X3)),  # vjp-fn-two
+    ("vjp-fn-dtype", T, ("vjp_fn", "cotangent", "f64[3]", "f32[3]"),
+     lambda: VJP_FN(X3.astype(np.float64))),  # vjp-fn-dtype
+    ("vjp-fn-shape", T, ("vjp_fn", "cotangent", "f32[4]", "f32[3]"),
+     lambda: VJP_FN(np.ones(4, np.float32))),  # vjp-fn-shape
+    ("vjp-fn-tree", V, ("vjp_fn", "structure", "pair"),
+     lambda: VJP_FN((X3,))),  # vjp-fn-tree
+    ("f-jvp-none", V, ("f_jvp", "structure", "pair", "(*, *)"),
+     lambda: F_JVP()),  # f-jvp-none
+    ("f-jvp-dtype", T, ("f_jvp", "tangent leaf 1", "i32[3]", "f32[3]"),
+     lambda: F_JVP(X3, X3.astype(np.int32))),  # f-jvp-dtype
+    ("jvp-shape", T, ("jvp", "tangent leaf 1", "f32[2]", "f32[3]"),
+     lambda: shax.jvp(pair, (X3, X3), (X3, X3[:2]))),  # jvp-shape
+    ("wrt-array", T, ("grad", "wrt", "array([0])"),
+     lambda: shax.grad(loss, wrt=np.array([0]))),  # wrt-array
+    ("wrt-nested", T, ("value_and_grad", "wrt", "[0, [1]]"),
+     lambda: shax.value_and_grad(pair, wrt=[0, [1]])),  # wrt-nested
+    ("wrt-bool", T, ("grad", "wrt", "True"),
+     lambda: shax.grad(loss, wrt=True)),  # wrt-bool
+    ("in-axes-str", V, ("vmap", "in_axes", "'0'"),
+     lambda: shax.vmap(loss, in_axes="0")),  # in-axes-str
+    ("in-axes-range", V, ("vmap", "in_axes", "axis 2", "f32[1, 3]"),
+     lambda: shax.vmap(loss, in_axes=2)(X3[None])),  # in-axes-range
+    ("in-axes-tree", V, ("vmap", "in_axes=(0,)", "2 argument"),
+     lambda: shax.vmap(pair, in_axes=(0,))(X3, X3)),  # in-axes-tree
+    ("out-axes-range", V, ("batch", "out_axes", "3", "f32[3]"),
+     lambda: shax.vmap(sin, out_axes=3)(X3[None])),  # out-axes-range
+    ("out-axes-float", V, ("vmap", "out_axes", "0.5"),
+     lambda: shax.vmap(sin, out_axes=0.5)),  # out-axes-float
+    ("source-bytes", T, ("jit.source", "bytes"),
+     lambda: shax.jit(loss).source(b"f32[3]")),  # source-bytes
+    ("source-text", V, ("jit.source", "'f32[3'"),
+     lambda: shax.jit(loss).source("f32[3")),  # source-text
+    ("gd-iters", V, ("gradient_descent", "iters", "-1"),
+     lambda: optimizer("gradient_descent")(loss, [X3], 0.1, -1, log=None)),  # gd-iters
+    ("gd-iters-float", T, ("gradient_descent", "iters", "float"),
+     lambda: optimizer("gradient_descent")(loss, [X3], 0.1, 2.0)),  # gd-iters-float
+    ("gd-lr", T, ("gradient_descent", "lr", "str", "'0.1'"),
+     lambda: optimizer("gradient_descent")(loss, [X3], "0.1", 2)),  # gd-lr
+    ("gd-lr-nan", V, ("gradient_descent", "lr", "nan"),
+     lambda: optimizer("gradient_descent")(loss, [X3], float("nan"), 2)),  # gd-lr-nan
+    ("gd-log", T, ("log", "'stdout'"),
+     lambda: optimizer("gradient_descent")(loss, [X3], 0.1, 2, log="stdout")),  # gd-log
+    ("momentum-beta", T, ("momentum", "beta", "None"),
+     lambda: optimizer("momentum")(loss, [X3], 0.1, 2, beta=None)),  # momentum-beta
+    ("adam-eps", V, ("adam", "eps", "inf"),
+     lambda: optimizer("adam")(loss, [X3], 0.1, 2, eps=float("inf"))),  # adam-eps
+    ("adam-iters", T, ("adam", "b1", "list"),
+     lambda: optimizer("adam")(loss, [X3], 0.1, 10**30, b1=[0.9])),  # adam-iters
+    ("seed-negative", V, ("explain", "seed", "-1"),
+     lambda: shax.explain(loss, f32[3], seed=-1)),  # seed-negative
+    ("seed-str", V, ("explain", "seed", "'0'"),
+     lambda: shax.explain(loss, f32[3], seed="0")),  # seed-str
+    ("inputs-array", T, ("explain", "inputs", "list of 1", "ndarray"),
+     lambda: shax.explain(loss, f32[3], inputs=X3)),  # inputs-array
+    ("inputs-strings", T, ("inputs[0]", "<U1", "f32[3]"),
+     lambda: shax.explain(loss, f32[3], inputs=[["1", "2", "3"]])),  # inputs-strings
+    ("tangents-complex", T, ("tangents[0]", "complex64", "f32[3]"),
+     lambda: shax.explain(loss, f32[3], tangents=[X3 * 1j])),  # tangents-complex
+    ("inputs-ragged", T, ("inputs[0]", "not an array"),
+     lambda: shax.explain(loss, f32[3], inputs=[[1, [2, 3]]])),  # inputs-ragged
+    ("cotangents-float", T, ("cotangents", "f32[]", "float"),
+     lambda: shax.explain(loss, f32[3], cotangents=2.0)),  # cotangents-float
+    ("cotangents-int", V, ("cotangents[1]", "i32[]"),
+     lambda: shax.explain(with_a_count, f32[2], cotangents=[X3[:2], 2**40])),  # cotangents-int
+    ("show-str", T, ("explain", "show", "'vjp'"),
+     lambda: shax.explain(loss, f32[3]).show("vjp")),  # show-str
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("marker", "kind", "fragments", "call"), [pytest.param(*case, id=case[0]) for case in ENTRY_POINTS]
+)
+def test_an_entry_point_refuses_what_it_does_not_take(
+    marker: str, kind: type[Exception], fragments: tuple[str, ...], call: Callable[[], Any]
+) -> None:
+    # Bad input breaks the entry points' annotations, which typeguard (on in this test
+    # suite only) would report before shax's own checks.
+    with typeguard.suppress_type_checks(), pytest.raises(shax.ShaxError) as info:
+        call()
+    check(info.value, kind, fragments, marker)
+
+
+MEDIUM = f"{Path(__file__).resolve().parents[1] / 'examples' / 'medium.py'}:medium"
+X = "[1, 2, 3, 4, 5, 6]"
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragments"),
+    [
+        (["explain", MEDIUM, "f32[6]", "f32[2,2]", "--seed", "-1"], ("explain", "seed", "-1")),
+        (
+            ["explain", MEDIUM, "f32[6]", "f32[2,2]", "--inputs", f'[{X}, [["a", "b"], [1, 2]]]'],
+            ("inputs[1]", "f32[2, 2]"),
+        ),
+        (
+            ["explain", MEDIUM, "f32[6]", "f32[2,2]", "--tangents", f"[{X}, [[1, 2], [3]]]"],
+            ("tangents[1]", "not an array"),
+        ),
+        (["explain", MEDIUM, "f32[6]", "f32[2,2]", "--cotangents", "[[1, 2, 3]]"], ("cotangents[0]", "[3]", "f32[2]")),
+        (["trace", f"{MEDIUM.rpartition(':')[0]}:A", "f32[6]"], ("medium.py", "no function 'A'")),
+    ],
+    ids=["seed", "strings", "ragged", "cotangent-shape", "not-a-function"],
+)
+def test_the_command_reports_bad_arguments_in_one_line(
+    argv: list[str], fragments: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from shax.cli import main
+
+    assert main(argv) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "Traceback" not in err and err.startswith("shax: "), err
+    for fragment in fragments:
+        assert fragment in err, err
+
+
+def test_a_dtype_is_no_list() -> None:
+    # `f32[k]` is a tensor type for every k: iterating f32 by indexing would never end.
+    with typeguard.suppress_type_checks(), pytest.raises(shax.ShaxError) as info:
+        shax.trace(lambda x: reduce_sum(x, f32), f32[3])  # dtype-axes
+    check(info.value, ValueError, ("reduce_sum", "f32"), "dtype-axes")

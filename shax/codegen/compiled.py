@@ -34,6 +34,7 @@ from shax.location import current_source
 from shax.stages import check_types, infer_types
 from shax.tracer import Tracer
 from shax.types import bool_, f32, f64, i32
+from shax.validation import expect_definition
 
 # Generated code is named as a file in the shax package, so that errors raised while it
 # checks its arguments point at the user's line that called it (see shax.location).
@@ -70,6 +71,7 @@ class Compiled:
 
 def compile_definition(defn: Definition) -> Compiled:
     """`defn` (typed, or typed here) as a compiled Python function calling numpy."""
+    expect_definition("compile_definition", defn)
     defn = check_types(defn) if defn.is_typed else infer_types(defn)
     with collector_paused():
         header, functions, namespace, name = generate(defn, _argument_checker(defn))

@@ -10,15 +10,30 @@ registry, as it takes values besides the definition.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.evaluate import check_argument
 from shax.ir import Binding, Definition
+from shax.location import current_source
 from shax.primitives import Arg, Constant
+from shax.tracer import Tracer
+from shax.validation import expect_definition
 
 
 def bind_arguments(defn: Definition, values: dict[int, np.ndarray]) -> Definition:
     """`defn` with the arguments indexed in `values` fixed to those constants; the
     others keep their order (grad fixes the output cotangent of a VJP to one)."""
+    expect_definition("bind_arguments", defn)
+    if not isinstance(values, dict):
+        message = f"bind_arguments: values must be a dict from argument index to value, got {type(values).__name__}"
+        raise at(ShaxTypeError(message), current_source())
+    try:
+        values = {k: _constant(defn, k, v) for k, v in values.items()}
+    except ShaxError as error:
+        raise at(error, current_source()) from None
     kept = [k for k in range(len(defn.arg_types)) if k not in values]
     position = {k: n for n, k in enumerate(kept)}
     bindings = []
@@ -28,3 +43,14 @@ def bind_arguments(defn: Definition, values: dict[int, np.ndarray]) -> Definitio
             b = Binding(b.var, Constant(values[k]) if k in values else Arg(position[k]), (), b.source)
         bindings.append(b)
     return Definition(defn.name, tuple(defn.arg_types[k] for k in kept), tuple(bindings), defn.outputs)
+
+
+def _constant(defn: Definition, k: Any, value: Any) -> np.ndarray:
+    """The value to fix argument `k` to, as an array of its declared type."""
+    count = len(defn.arg_types)
+    if type(k) is not int or not 0 <= k < count:
+        raise ShaxValueError(f"bind_arguments: {defn.name} has {count} argument(s), no argument {k!r}")
+    what = f"bind_arguments: the value of argument {k} of {defn.name}"
+    if isinstance(value, Tracer):
+        raise ShaxTypeError(f"{what} is a tracer; a bound argument is a constant (a numpy value)")
+    return np.asarray(check_argument(what, defn.arg_types[k], value))

@@ -31,9 +31,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from shax.builder import Builder
-from shax.errors import ShaxValueError
+from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, Var
+from shax.location import current_source
 from shax.passes.canonicalize_dot_general import canonicalize_dot_general
 from shax.passes.cse import cse, cse_key
 from shax.passes.dce import dce
@@ -43,6 +44,7 @@ from shax.passes.lower_reductions import lower_reductions_to_sums_of_slices
 from shax.passes.materialize_broadcasts import materialize_broadcasts
 from shax.passes.rewrite import check_input
 from shax.primitive import Arg
+from shax.validation import expect_definition
 from shax.well_typed import mark_well_typed
 
 Pass = Callable[[Definition], Definition]
@@ -63,9 +65,14 @@ CLEANUP = ("forward_identities", "cse", "dce")
 
 def apply_passes(defn: Definition, names: Sequence[str]) -> Definition:
     """`defn` through the passes named, in order."""
-    unknown = [name for name in names if name not in PASSES]
+    expect_definition("apply_passes", defn)
+    if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
+        message = f"apply_passes: names must be a list of pass names such as ['dce', 'cse'], got {names!r}"
+        raise at(ShaxTypeError(message), current_source())
+    unknown = [str(name) for name in names if not isinstance(name, str) or name not in PASSES]
     if unknown:
-        raise ShaxValueError(f"apply_passes: unknown pass(es) {', '.join(unknown)}; the passes are {', '.join(PASSES)}")
+        message = f"apply_passes: unknown pass(es) {', '.join(unknown)}; the passes are {', '.join(PASSES)}"
+        raise at(ShaxValueError(message), current_source())
     for name in names:
         defn = PASSES[name](defn)
     return defn
@@ -74,6 +81,7 @@ def apply_passes(defn: Definition, names: Sequence[str]) -> Definition:
 @collector_paused()
 def cleanup(defn: Definition) -> Definition:
     """The default cleanup: forward identities, then cse, then dce."""
+    expect_definition("cleanup", defn)
     check_input("forward_identities", defn)  # the first pass's check, and its errors
     entries, operands, returned = _forward_and_merge(defn)
     live = _live(entries, operands, returned)

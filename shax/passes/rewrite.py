@@ -20,7 +20,7 @@ from shax.primitive import Primitive
 from shax.primitives import Reshape
 from shax.printing import show_binding
 from shax.rules.types import result_type
-from shax.validation import check_types
+from shax.validation import check_types, expect_definition
 from shax.well_typed import is_well_typed, mark_well_typed
 
 # builder, binding, its operands' output vars -> the output var holding its value
@@ -30,6 +30,7 @@ Rule = Callable[[Builder, Binding, tuple[Var, ...]], Var]
 def check_input(pass_name: str, defn: Definition) -> None:
     """Nothing if `defn` is typed and every annotation agrees with the type rules;
     else a ShaxError naming `pass_name` and the offending binding."""
+    expect_definition(pass_name, defn)
     if is_well_typed(defn):  # checked already, or built typed by a stage or pass
         return
     for binding in defn.bindings:

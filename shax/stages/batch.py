@@ -25,9 +25,10 @@ from collections.abc import Sequence
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxTypeError, ShaxValueError
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, type_of
+from shax.location import current_source
 from shax.primitive import Arg
 from shax.rules.batch import batch_rules, moveaxis
 from shax.stages.linearize import definition_of
@@ -44,12 +45,15 @@ def batch(defn: Definition, in_axes: Axes, axis_size: int, out_axes: Axes = 0) -
     """`defn` over a batch of `axis_size` examples; `in_axes` and `out_axes` give one
     axis (or None) per argument and per output, or one for all."""
     check_well_formed("batch", defn)
-    if isinstance(axis_size, bool) or not isinstance(axis_size, (int, np.integer)) or axis_size < 0:
-        raise ShaxValueError(f"batch: the batch size must be a non-negative int, got {axis_size!r}")
-    size = int(axis_size)
-    in_dims = _axes(defn, "in_axes", "argument", defn.arg_types, in_axes)
     output_types = defn.output_types()
-    out_dims = _axes(defn, "out_axes", "output", output_types, out_axes)
+    try:
+        if isinstance(axis_size, bool) or not isinstance(axis_size, (int, np.integer)) or axis_size < 0:
+            raise ShaxValueError(f"batch: the batch size must be a non-negative int, got {axis_size!r}")
+        size = int(axis_size)
+        in_dims = _axes(defn, "in_axes", "argument", defn.arg_types, in_axes)
+        out_dims = _axes(defn, "out_axes", "output", output_types, out_axes)
+    except ShaxError as error:  # bad arguments: point at the caller's line
+        raise at(error, current_source()) from None
     arg_types = [t if d is None else batched_type(t, d, size) for t, d in zip(defn.arg_types, in_dims)]
     with new_trace(arg_types) as trace:
         values: dict[int, Tracer] = {}  # var id -> its value for the whole batch
@@ -146,9 +150,8 @@ def _output(
     """Output `j` (of per-example type `t`) with its batch axis at `out_dim`."""
     if out_dim is None:
         if dim is not None:
-            raise ShaxValueError(
-                f"batch: out_axes[{j}] is None, but output {j} of {defn.name} :: {t} depends on a batched argument"
-            )
+            message = f"out_axes[{j}] is None, but output {j} of {defn.name} :: {t} depends on a batched argument"
+            raise at(ShaxValueError(f"batch: {message}"), current_source())
         return value
     if dim is None:  # the same for every example
         shape = batched_type(t, out_dim, size).shape

@@ -12,13 +12,14 @@ from shax.errors import ShaxValueError
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, Var
 from shax.types import TensorType
-from shax.validation import binding_type, check_outputs, parts_checked
+from shax.validation import binding_type, check_outputs, expect_definition, parts_checked
 from shax.walker import for_each_binding
 from shax.well_typed import mark_well_typed
 
 
 @collector_paused()
 def infer_types(defn: Definition) -> Definition:
+    expect_definition("infer_types", defn)
     env: dict[int, TensorType] = {}  # var id -> its inferred type
     typed_vars: dict[int, Var] = {}  # var id -> the var with that type (one object for all its uses)
     typed: list[Binding] = []

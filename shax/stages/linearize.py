@@ -27,17 +27,18 @@ import numpy as np
 
 import shax.rules.zeros  # noqa: F401 - registers the typeclass instance of symbolic zeros
 from shax.builder import Builder
-from shax.errors import ShaxTypeError, ShaxValueError
+from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.evaluate import evaluate
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
+from shax.location import current_source
 from shax.primitive import Arg
 from shax.primitives import Broadcast, Constant
 from shax.rules.linearize import Tangent, Zero, linearize_rules, linearizing
 from shax.sharing import recover_sharing
 from shax.tracer import Trace, Tracer, emit, lift, new_trace
 from shax.types import TensorType
-from shax.validation import check_well_formed
+from shax.validation import check_linearized, check_well_formed
 from shax.walker import for_each_binding
 from shax.well_typed import mark_well_typed
 
@@ -45,8 +46,7 @@ from shax.well_typed import mark_well_typed
 @collector_paused()
 def linearize(defn: Definition, wrt: Sequence[int] | None = None) -> LinearizedDefinition:
     check_well_formed("linearize", defn)
-    wrt = tuple(range(len(defn.arg_types)) if wrt is None else wrt)
-    _check_wrt(defn, wrt)
+    wrt = _checked_wrt(defn, range(len(defn.arg_types)) if wrt is None else wrt)
     tangent_types = [defn.arg_types[k] for k in wrt]
     with new_trace(defn.arg_types) as primal, new_trace(tangent_types) as linear:
         cross = _Crossing(primal, linear)
@@ -95,16 +95,22 @@ def definition_of(name: str, arg_types: Sequence[TensorType], outputs: Sequence[
     return mark_well_typed(builder.build(name, arg_types, [Var(v.id) for v in output_vars]))
 
 
-def _check_wrt(defn: Definition, wrt: Sequence[int]) -> None:
+def _checked_wrt(defn: Definition, wrt: Any) -> tuple[int, ...]:
+    """`wrt` as a tuple of distinct indices of float arguments, or an error at the caller's line."""
+    if isinstance(wrt, (str, bytes)) or not isinstance(wrt, Sequence):
+        message = f"linearize: wrt must be a list of argument indices, got {type(wrt).__name__} {wrt!r}"
+        raise at(ShaxTypeError(message), current_source())
     for k in wrt:
-        if not 0 <= k < len(defn.arg_types):
-            raise ShaxValueError(f"linearize: {defn.name} has {len(defn.arg_types)} argument(s), no argument {k}")
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k < len(defn.arg_types):
+            shown = ", ".join(map(str, defn.arg_types))
+            message = f"linearize: {defn.name} has {len(defn.arg_types)} argument(s), no argument {k!r} ({shown})"
+            raise at(ShaxValueError(message), current_source())
         if not defn.arg_types[k].dtype.is_float:
-            raise ShaxTypeError(
-                f"linearize: cannot differentiate {defn.name} with respect to its {defn.arg_types[k]} argument {k}"
-            )
+            message = f"cannot differentiate {defn.name} with respect to its {defn.arg_types[k]} argument {k}"
+            raise at(ShaxTypeError(f"linearize: {message}"), current_source())
     if len(set(wrt)) != len(wrt):
-        raise ShaxValueError(f"linearize: argument(s) listed twice in wrt={list(wrt)}")
+        raise at(ShaxValueError(f"linearize: argument(s) listed twice in wrt={list(wrt)}"), current_source())
+    return tuple(int(k) for k in wrt)
 
 
 def _linearize_binding(
@@ -183,6 +189,19 @@ def evaluate_linearized(
 ) -> tuple[list[Any], list[Any]]:
     """(outputs, linear outputs): the primal definition on `primals`, then the linear one
     on `linear_args` (tangents, or cotangents once transposed) and the residuals."""
-    results = evaluate(lin.primal, *primals)
+    check_linearized("evaluate_linearized", lin)
+    primal, linear = lin.primal, lin.linear
+    _check_count("primals", primal.arg_types, primals)
+    _check_count("linear_args", linear.arg_types[: len(linear.arg_types) - lin.num_residuals], linear_args)
+    results = evaluate(primal, *primals)
     split = len(results) - lin.num_residuals
-    return results[:split], evaluate(lin.linear, *linear_args, *results[split:])
+    return results[:split], evaluate(linear, *linear_args, *results[split:])
+
+
+def _check_count(what: str, types: Sequence[TensorType], values: Any) -> None:
+    """`values` is a list or tuple of one value per type (evaluate checks each value)."""
+    if not isinstance(values, (list, tuple)) or len(values) != len(types):
+        shown = ", ".join(map(str, types))
+        given = f"{len(values)} value(s)" if isinstance(values, (list, tuple)) else f"a {type(values).__name__}"
+        message = f"evaluate_linearized: {what} must be a list of {len(types)} value(s) ({shown}), got {given}"
+        raise at(ShaxTypeError(message), current_source())

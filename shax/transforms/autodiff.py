@@ -25,10 +25,11 @@ import numpy as np
 
 from shax import passes, stages
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.evaluate import check_argument
 from shax.ir import LinearizedDefinition
 from shax.location import current_source
 from shax.pytree import LEAF, TreeDef, flatten, unflatten
-from shax.tracing import function_location, function_name
+from shax.tracing import check_function, function_location, function_name
 from shax.transforms.arguments import abstract_arguments, zeros_like
 from shax.transforms.cache import cache
 from shax.transforms.program import Program
@@ -106,12 +107,7 @@ class Grad(Transformed):
 
     def __init__(self, fn: Callable[..., Any], wrt: Wrt = None) -> None:
         super().__init__(fn)
-        self.wrt = tuple(wrt) if isinstance(wrt, list) else wrt
-        if not (self.wrt is None or isinstance(self.wrt, (int, str, tuple))):
-            raise at(
-                ShaxTypeError(f"{self.kind}: wrt must be an int, a parameter name or a tuple of them, got {wrt!r}"),
-                current_source(),
-            )
+        self.wrt = _checked_wrt(self.kind, wrt)
 
     def key(self) -> Hashable:
         return self.wrt
@@ -164,6 +160,21 @@ def value_and_grad(fn: Callable[..., Any], wrt: Wrt = None) -> ValueAndGrad:
     return ValueAndGrad(fn, wrt)
 
 
+def _checked_wrt(what: str, wrt: Wrt) -> Wrt:
+    """`wrt` with a list as a tuple and numpy ints as ints (it is part of the cache key), or
+    a ShaxTypeError if it is not an int, a parameter name, a tuple of them or None."""
+    if wrt is None:
+        return None
+    several = isinstance(wrt, (tuple, list))
+    items = tuple(wrt) if several else (wrt,)
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, np.integer, str)):
+            message = f"{what}: wrt must be an int, a parameter name or a tuple of them, got {wrt!r}"
+            raise at(ShaxTypeError(message), current_source())
+    checked = tuple(item if isinstance(item, str) else int(item) for item in items)
+    return checked if several else checked[0]
+
+
 def _resolve_wrt(
     what: str, fn: Callable[..., Any], wrt: Wrt, in_tree: TreeDef, types: tuple[TensorType, ...]
 ) -> tuple[tuple[int, ...], bool]:
@@ -214,9 +225,6 @@ def _parameter_names(fn: Callable[..., Any], count: int) -> list[str | None]:
 
 def _position(what: str, fname: str, item: Any, names: list[str | None], count: int) -> int:
     listed = ", ".join(f"{k}: {n}" if n else str(k) for k, n in enumerate(names)) or "none"
-    if isinstance(item, bool) or not isinstance(item, (int, str)):
-        message = f"{what}: wrt entries are parameter indices or names, got {item!r} (parameters: {listed})"
-        raise at(ShaxTypeError(message), current_source())
     if isinstance(item, str):
         if item not in names:
             raise at(
@@ -266,6 +274,7 @@ class _Linearized:
 
 
 def _linearized(what: str, fn: Callable[..., Any], primals: Sequence[Any], transposed: bool) -> tuple[Any, list[Any]]:
+    check_function(what, fn)
     leaves, in_tree, types = abstract_arguments(what, primals)
 
     def build() -> tuple[_Linearized, bool]:
@@ -278,17 +287,26 @@ def _linearized(what: str, fn: Callable[..., Any], primals: Sequence[Any], trans
     return cache.get(fn, (what, in_tree, types), build), leaves
 
 
-def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., tuple[Any, ...]]]:
     """`(fn(*primals), vjp_fn)`: `vjp_fn(ct)` pulls a cotangent of fn's output (same
     structure) back to one cotangent per primal, as a tuple."""
     built, leaves = _linearized("vjp", fn, primals, transposed=True)
     outputs, residuals = built.primal(leaves)
     out_tree = built.staging.out_tree
+    out_types = built.linear_program.defn.arg_types[: out_tree.num_leaves]  # (output cotangents, residuals)
 
-    def vjp_fn(ct: Any) -> tuple[Any, ...]:
-        ct_leaves = _matching_leaves("vjp_fn", "cotangent", ct, out_tree, function_name(fn))
-        cts = built.linear_program([*ct_leaves, *residuals])
-        return tuple(built.params.cotangents(cts, range(len(built.params.in_tree.children))))
+    def vjp_fn(*cts: Any) -> tuple[Any, ...]:
+        # One argument with the structure of fn's result, as JAX's vjp_fn takes.
+        if len(cts) != 1:
+            structure = "" if out_tree == LEAF else f" {out_tree}"
+            message = (
+                f"vjp_fn: takes one cotangent, like {function_name(fn)}'s result{structure} of "
+                f"{', '.join(map(str, out_types))}, but was called with {len(cts)} arguments"
+            )
+            raise at(ShaxTypeError(message), current_source())
+        ct_leaves = _matching_leaves("vjp_fn", "cotangent", cts[0], out_tree, out_types, function_name(fn))
+        arg_cts = built.linear_program([*ct_leaves, *residuals])
+        return tuple(built.params.cotangents(arg_cts, range(len(built.params.in_tree.children))))
 
     return unflatten(out_tree, outputs), vjp_fn
 
@@ -301,8 +319,9 @@ def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...,
     out_tree = built.staging.out_tree
 
     def f_jvp(*tangents: Any) -> Any:
-        tangent_leaves = _matching_leaves("f_jvp", "tangent", tangents, built.params.in_tree, function_name(fn))
-        differentiated = [tangent_leaves[k] for k in built.params.differentiated]
+        params = built.params
+        tangent_leaves = _matching_leaves("f_jvp", "tangent", tangents, params.in_tree, params.types, function_name(fn))
+        differentiated = [tangent_leaves[k] for k in params.differentiated]
         return unflatten(out_tree, built.linear_program([*differentiated, *residuals]))
 
     return unflatten(out_tree, outputs), f_jvp
@@ -311,11 +330,12 @@ def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...,
 def jvp(fn: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]:
     """`(fn(*primals), tangent out)`: fn's derivative at `primals` applied to `tangents`
     (a tuple of the primals' structure), computed alongside fn in one definition."""
+    check_function("jvp", fn)
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         message = "jvp: primals and tangents must be tuples (one entry per argument), as jvp(f, (x,), (dx,))"
         raise at(ShaxTypeError(message), current_source())
     leaves, in_tree, types = abstract_arguments("jvp", primals)
-    tangent_leaves = _matching_leaves("jvp", "tangent", tuple(tangents), in_tree, function_name(fn))
+    tangent_leaves = _matching_leaves("jvp", "tangent", tuple(tangents), in_tree, types, function_name(fn))
 
     def build() -> tuple[_BuiltJvp, bool]:
         staging, params, lin = _linearized_at(fn, in_tree, types, range(len(in_tree.children)))
@@ -337,8 +357,11 @@ class _BuiltJvp:
     params: _Parameters
 
 
-def _matching_leaves(what: str, role: str, tree: Any, expected: TreeDef, fname: str) -> list[Any]:
-    """The leaves of `tree`, which must nest as `expected` (types are checked on use)."""
+def _matching_leaves(
+    what: str, role: str, tree: Any, expected: TreeDef, types: Sequence[TensorType], fname: str
+) -> list[Any]:
+    """The leaves of `tree`, which must nest as `expected`, each of its type in `types`
+    (a Python number takes that dtype, as an argument of `evaluate` does)."""
     try:
         leaves, got = flatten(tree)
     except ShaxError as error:
@@ -349,4 +372,7 @@ def _matching_leaves(what: str, role: str, tree: Any, expected: TreeDef, fname: 
             f"{'arguments' if role == 'tangent' else 'outputs'}: expected {expected}, got {got}"
         )
         raise at(ShaxValueError(message), current_source())
-    return leaves
+    try:
+        return [check_argument(f"{what}: {role} leaf {k}", t, leaf) for k, (t, leaf) in enumerate(zip(types, leaves))]
+    except ShaxError as error:
+        raise at(error, current_source()) from None

@@ -19,7 +19,7 @@ import numpy as np
 from shax.errors import ShaxTypeError, at
 from shax.location import current_source
 from shax.pytree import TreeDef
-from shax.tracing import function_name
+from shax.tracing import check_function, function_name
 from shax.transforms.arguments import abstract_arguments
 from shax.transforms.cache import cache, closure_contents
 from shax.types import TensorType
@@ -34,8 +34,7 @@ class Transformed:
     kind = "transform"
 
     def __init__(self, fn: Callable[..., Any]) -> None:
-        if not callable(fn):
-            raise at(ShaxTypeError(f"{self.kind}: expected a function, got {type(fn).__name__}"), current_source())
+        check_function(self.kind, fn)
         self.fn = fn
         self.fn_closure = getattr(fn, "__closure__", None)
         # plain key (see _plain_key) -> (what was built, fn's closure contents then)

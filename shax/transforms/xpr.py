@@ -14,11 +14,12 @@ from shax import passes
 from shax.ir import Definition
 from shax.pytree import unflatten
 from shax.stages.infer_types import infer_types
-from shax.tracing import trace
+from shax.tracing import check_function, trace
 from shax.transforms.arguments import abstract_types
 
 
 def xpr(fn: Callable[..., Any], *args: Any) -> Definition:
     """The cleaned, typed Definition of `fn` at the types of `args`."""
+    check_function("xpr", fn)
     in_tree, types = abstract_types("xpr", args)
     return passes.cleanup(infer_types(trace(fn, *unflatten(in_tree, types))))
