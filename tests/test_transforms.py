@@ -376,3 +376,18 @@ def test_grad_of_grad_agrees_with_finite_differences_of_grad(program: Program) -
     u = [rng.standard_normal(np.shape(a)) for a in program.args]
     with rejecting_rough_points():
         check_directional_derivative(along_v, program.args, u, [inner(hv, u)], what="⟨∇⟨∇loss, v⟩, u⟩")
+
+
+def test_a_python_float_argument_is_weakly_typed() -> None:
+    # JAX's convention: beside f64 arrays, 2.0 is f64; with nothing else to decide, f32.
+    def f(x: Any, c: Any) -> Any:
+        return x * c
+
+    x64 = np.array([1.5, -0.5])
+    gx, gc = shax.grad(lambda x, c: reduce_sum(f(x, c), [0]))(x64, 2.0)
+    assert gx.dtype == np.float64 and np.asarray(gc).dtype == np.float64
+    np.testing.assert_array_equal(gx, [2.0, 2.0])
+    assert shax.jit(f)(x64, 2.0).dtype == np.float64
+    assert shax.vmap(f, in_axes=(0, None))(x64, 2.0).dtype == np.float64
+    assert np.asarray(shax.jit(f)(np.float32(1.5), 2.0)).dtype == np.float32
+    assert np.asarray(shax.grad(f)(1.5, 2.0)[1]).dtype == np.float32

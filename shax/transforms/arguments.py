@@ -3,8 +3,9 @@
 A transform builds its definition from its arguments' leaf types and tree structure (a
 pytree of leaves) alone: `abstract_arguments` reads both off the values it is called
 with, `abstract_types` off values or types (what `xpr` and `jit(f).source` are shown).
-A leaf is an array, a Python number (a float is f32, an int i32, as when tracing) or a
-tracer of an enclosing transform; anything else is a `ShaxTypeError` naming the leaf
+A leaf is an array, a Python number (weakly typed: a float takes the float dtype of the
+other arguments if they agree on one, else f32; an int is i32) or a tracer of an
+enclosing transform; anything else is a `ShaxTypeError` naming the leaf
 by its path (`argument 0['w']`), and a dict whose keys cannot be sorted a
 `ShaxValueError` (see `shax.pytree`), each naming the transform.
 """
@@ -41,7 +42,21 @@ def abstract_arguments(what: str, args: Sequence[Any]) -> tuple[list[Any], TreeD
         except ShaxError as error:
             label = argument_labels(tree)[k]
             raise at(ShaxTypeError(f"{what}: {label}: {error}"), current_source()) from None
-    return leaves, tree, tuple(types)
+    return leaves, tree, weakly_typed(leaves, types)
+
+
+def weakly_typed(leaves: Sequence[Any], types: list[TensorType]) -> tuple[TensorType, ...]:
+    """`types`, with each Python float's the float dtype of the other arguments when they
+    agree on one: a Python number is weakly typed (JAX's convention), so in
+    `grad(f)(x_f64, 2.0)` the 2.0 is f64. f32 when nothing else decides."""
+    python_floats = [k for k, leaf in enumerate(leaves) if type(leaf) is float]
+    if python_floats and len(python_floats) < len(leaves):
+        others = {t.dtype for k, t in enumerate(types) if t.dtype.is_float and type(leaves[k]) is not float}
+        if len(others) == 1:
+            (dtype,) = others
+            for k in python_floats:
+                types[k] = TensorType(dtype, ())
+    return tuple(types)
 
 
 def flatten_arguments(what: str, args: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list[Any], TreeDef]:
