@@ -22,6 +22,8 @@ from typing import Any, NoReturn
 import numpy as np
 
 import typeclasses as tc
+from shax import numpy_dispatch
+from shax.array_methods import ArrayMethods
 from shax.errors import ShaxError, ShaxTypeError, at, named
 from shax.location import current_source
 from shax.primitive import Arg, DerivedInstance, Primitive, from_user_args, primitive_method
@@ -90,7 +92,7 @@ def new_trace(arg_types: Sequence[TensorType]) -> Iterator[Trace]:
         trace.close()
 
 
-class Tracer(Operators):
+class Tracer(ArrayMethods, Operators):
     __slots__ = ("trace", "prim", "args", "type", "source")
 
     def __init__(
@@ -144,14 +146,16 @@ class Tracer(Operators):
     def __index__(self) -> int:
         self._concrete("using a tensor as an index")
 
-    def __len__(self) -> int:
-        self._concrete("len()")
-
-    def __iter__(self) -> Iterator[Any]:
-        self._concrete("iterating")
-
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
         self._concrete("converting to a numpy array")
+
+    # numpy's functions and ufuncs on a tracer run shax.numpy's (`ndarray * tracer` too,
+    # numpy's operator calling its ufunc, which comes here).
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        return numpy_dispatch.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return numpy_dispatch.array_function(func, args, kwargs)
 
 
 def _reference_dtype(operands: Sequence[Any]) -> DType | None:
@@ -267,6 +271,11 @@ class TracerInstance(DerivedInstance):
 
     def derive(self, cls: type[Primitive], method: str) -> Callable[..., Any]:
         return primitive_method(cls, method, lambda prim, operands: apply(prim, *operands), from_user_args(cls))
+
+
+def constant_like(x: Tracer, number: int | float) -> Tracer:
+    """`number` in x's dtype and shape, a constant of x's trace (`zeros_like`)."""
+    return _fill(x, number, (x,))
 
 
 def _fill(pred: Tracer, number: Any, branches: Sequence[Any]) -> Tracer:

@@ -37,6 +37,7 @@ from typeclasses import (
     abs,
     add,
     broadcast,
+    concatenate,
     cos,
     div,
     dot,
@@ -266,6 +267,16 @@ ROWS: list[Spec] = [
             Case("whole", lambda x: slice(x, [0], [3]), ((3,),)),
         ),
         (REAL,),
+        ALL,
+    ),
+    Spec(
+        P.Concatenate,
+        (
+            Case("rows", lambda x, y: concatenate(x, y, 0), ((2, 3), (1, 3))),
+            Case("columns", lambda x, y: concatenate(x, y, 1), ((2, 3), (2, 4))),
+            Case("vectors", lambda x, y: concatenate(x, y, 0), ((3,), (2,))),
+        ),
+        (REAL, REAL),
         ALL,
     ),
     Spec(

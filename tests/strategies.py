@@ -48,6 +48,7 @@ from hypothesis.extra import numpy as hnp
 from shax.types import DType, TensorType, f32, f64
 from typeclasses import (
     broadcast,
+    concatenate,
     cos,
     cosh,
     dot,
@@ -336,6 +337,24 @@ def _pad(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | 
     return step, result
 
 
+def _concatenate(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    k = _pick(draw, values, lambda v: len(v.shape) > 0)
+    if k is None:
+        return None
+    v = values[k]
+    axis = draw(st.integers(0, len(v.shape) - 1))
+    rest = v.shape[:axis] + v.shape[axis + 1 :]
+    j = _pick(draw, values, lambda w: len(w.shape) == len(v.shape) and w.shape[:axis] + w.shape[axis + 1 :] == rest)
+    assert j is not None  # v itself qualifies
+    shape = list(v.shape)
+    shape[axis] += values[j].shape[axis]
+    result = Value(tuple(shape), builtins.max(v.bound, values[j].bound))
+    if not _fits(result.shape, result.bound):
+        return None
+    step = Step(f"concatenate({{0}}, {{1}}, {axis})", (k, j), lambda x, y, _a=axis: concatenate(x, y, _a))
+    return step, result
+
+
 def _reduce_sum(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
     k = _pick(draw, values)
     v = values[k]
@@ -469,6 +488,7 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
         "transpose": _transpose,
         "slice": _slice,
         "pad": _pad,
+        "concatenate": _concatenate,
         "reduce_sum": _reduce_sum,
     },
     "dot": {"dot_general": _dot_general, "dot": _dot},

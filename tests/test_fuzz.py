@@ -269,10 +269,12 @@ TYPECLASS_CALLS: dict[str, tuple[Any, ...]] = {
     "transpose": (A23, [1, 0]),
     "slice": (A23, [0, 1], [2, 3]),
     "pad": (A23, [(1, 0), (0, 2)], 0.0),
+    "concatenate": (A23, A23, 1),
     "reduce_sum": (A23, [1]),
     "select": (A23 > 2, A23, -A23),
     "dot_general": (A23, A23, ((1,), (1,), (), ())),
     "dot": (A23, A23.T),
+    "matmul": (A23, A23.T),
 }
 
 

@@ -3,8 +3,8 @@
 Floating: add sub mul div neg abs signum pow sin cos tan exp log sqrt tanh
           log1p expm1 logistic (default methods: sinh cosh log_base)
 Ord:      min max lt le gt ge
-HNP:      reshape broadcast transpose slice pad reduce_sum select dot_general eq ne
-          (default method: dot), and `shape` to ask a value for its shape.
+HNP:      reshape broadcast transpose slice pad concatenate reduce_sum select dot_general eq ne
+          (default methods: dot, matmul), and `shape` to ask a value for its shape.
 Static parameters (shapes, axes, dimension numbers) come after the operands.
 """
 
@@ -23,9 +23,9 @@ H = TypeVar("H", bound=HNP)
 DotDims = tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]]
 
 __all__ = [
-    "DotDims", "abs", "add", "broadcast", "cos", "cosh", "div", "dot", "dot_dims", "dot_general", "eq", "exp",
-    "expm1", "ge", "gt", "le", "log", "log1p", "log_base", "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad",
-    "pow", "reduce_sum",
+    "DotDims", "abs", "add", "broadcast", "concatenate", "cos", "cosh", "div", "dot", "dot_dims", "dot_general",
+    "eq", "exp", "expm1", "ge", "gt", "le", "log", "log1p", "log_base", "logistic", "lt", "matmul", "max", "min",
+    "mul", "ne", "neg", "pad", "pow", "reduce_sum",
     "reshape", "select", "shape", "signum", "sin", "sinh", "slice", "sqrt", "sub", "tan", "tanh", "transpose",
 ]  # fmt: skip
 
@@ -213,6 +213,13 @@ def pad(x: H, lohi: Sequence[tuple[int, int]], value: float) -> H:
 
 
 @typeclass_function(HNP)
+def concatenate(x: H, y: H, axis: int) -> H:
+    """x, then y, along `axis` (numpy's concatenate of two; `shax.numpy.concatenate`
+    joins any number of arrays)."""
+    return pick("concatenate", x, y).concatenate(x, y, axis)
+
+
+@typeclass_function(HNP)
 def reduce_sum(x: H, axes: Sequence[int]) -> H:
     return pick("reduce_sum", x).reduce_sum(x, axes)
 
@@ -232,6 +239,14 @@ def dot_general(x: H, y: H, dims: DotDims) -> H:
 @typeclass_function(HNP)
 def dot(x: H, y: H) -> H:
     return pick("dot", x, y).dot(x, y)
+
+
+@typeclass_function(HNP)
+def matmul(x: H, y: H) -> H:
+    """numpy's matmul (`x @ y`): matrices in the last two axes, the axes before them
+    broadcast as batch axes; a vector operand is a matrix with one row (x) or column (y)
+    whose axis leaves the result."""
+    return pick("matmul", x, y).matmul(x, y)
 
 
 @typeclass_function(HNP)

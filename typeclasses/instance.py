@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import typeclasses.functions as tc
-from typeclasses.dispatch import MissingMethodError, error
+from typeclasses.dispatch import ArgumentsError, MissingMethodError, error
 
 
 class Instance:
@@ -42,3 +42,33 @@ class Instance:
     # dot = dot_general contracting x's last axis with y's second-to-last (numpy).
     def dot(self, x: Any, y: Any) -> Any:
         return tc.dot_general(x, y, tc.dot_dims(len(tc.shape(x)), len(tc.shape(y))))
+
+    # matmul = dot_general contracting x's last axis with y's second-to-last (its only one, for a
+    # vector), batched over the axes before the last two, broadcast against each other (numpy).
+    def matmul(self, x: Any, y: Any) -> Any:
+        xs, ys = tc.shape(x), tc.shape(y)
+        if not xs or not ys:
+            raise error(ArgumentsError, "matmul", (x, y), "needs operands of rank at least 1 (use * for numbers)")
+        if len(xs) == 1 or len(ys) <= 2:
+            # x a vector, or y without batch axes: dot_general's free axes are matmul's, in order.
+            return tc.dot_general(x, y, ((len(xs) - 1,), (max(len(ys) - 2, 0),), (), ()))
+        batch = _broadcast_shapes(xs[:-2], ys[:-2])
+        x, y = (_batched(v, s, batch) for v, s in ((x, xs), (y, ys)))
+        rank = len(batch) + 2
+        axes = tuple(range(len(batch)))
+        return tc.dot_general(x, y, ((rank - 1,), (rank - 2,), axes, axes))
+
+
+def _broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """numpy's broadcast of two batch shapes, aligned at the end (a mismatch is left to
+    `broadcast`, whose error names the sizes)."""
+    a, b = (1,) * (len(b) - len(a)) + a, (1,) * (len(a) - len(b)) + b
+    return tuple(n if m == 1 else m for m, n in zip(a, b))
+
+
+def _batched(x: Any, shape: tuple[int, ...], batch: tuple[int, ...]) -> Any:
+    """x, a matrix or a batch of them, broadcast to the batch shape `batch` (a vector stays)."""
+    if len(shape) < 2 or shape[:-2] == batch:
+        return x
+    full = (*batch, *shape[-2:])
+    return tc.broadcast(x, list(range(len(full) - len(shape), len(full))), full)

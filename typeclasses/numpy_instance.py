@@ -137,6 +137,9 @@ class NumpyInstance(Instance):
             return x.copy()
         return np.pad(x, [tuple(p) for p in lohi], constant_values=np.asarray(value, x.dtype))
 
+    def concatenate(self, x: Any, y: Any, axis: int) -> Any:
+        return np.concatenate((x, y), axis=axis)
+
     def reduce_sum(self, x: Any, axes: Sequence[int]) -> Any:
         x = np.asarray(x)
         return np.sum(x, axis=tuple(axes), dtype=x.dtype)
@@ -149,6 +152,9 @@ class NumpyInstance(Instance):
 
     def ne(self, x: Any, y: Any) -> Any:
         return np.not_equal(x, y)
+
+    def matmul(self, x: Any, y: Any) -> Any:
+        return np.matmul(x, y)
 
     def dot_general(self, x: Any, y: Any, dims: DotDims) -> Any:
         # Bring x to (batch, free, contracting) and y to (batch, contracting, free),

@@ -1,6 +1,6 @@
 """Python's operators for a value type whose instance is registered: each operator is
 its typeclass function, so `x + 1.0`, `2.0 * x`, `-x`, `abs(x)`, `x ** 2`, `a @ b`,
-`x == y` and `x < 0.0` dispatch like `add`, `mul`, `neg`, `abs`, `pow`, `dot`, `eq`
+`x == y` and `x < 0.0` dispatch like `add`, `mul`, `neg`, `abs`, `pow`, `matmul`, `eq`
 and `lt`. Comparisons are elementwise, as numpy's: `x == y` is a boolean tensor, never
 Python's identity, so such a value is not hashable."""
 
@@ -22,8 +22,9 @@ else:
 
 class Operators(_Member):
     __slots__ = ()
-    # Make `ndarray * value` defer to the value's reflected operators.
-    __array_ufunc__ = None
+    # Make `ndarray * value` defer to the value's reflected operators (a subclass may
+    # instead take numpy's ufuncs on itself with a method).
+    __array_ufunc__: Any = None
 
     def __add__(self, other: Any) -> Any:
         return tc.add(self, other)
@@ -56,10 +57,10 @@ class Operators(_Member):
         return tc.pow(other, self)
 
     def __matmul__(self, other: Any) -> Any:
-        return tc.dot(self, other)
+        return tc.matmul(self, other)
 
     def __rmatmul__(self, other: Any) -> Any:
-        return tc.dot(other, self)
+        return tc.matmul(other, self)
 
     def __neg__(self) -> Any:
         return tc.neg(self)

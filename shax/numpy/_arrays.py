@@ -1,0 +1,299 @@
+"""Arrays: their shapes and products (numpy's signatures), written with the typeclass
+functions, so each takes numpy values and tracers alike; and the constructors, which
+make numpy arrays (constants, wherever they are used).
+
+Default definitions over reshape, transpose, broadcast, slice and concatenate; only
+`concatenate` of two is a primitive (`shax.primitives.concatenate`), which
+`concatenate` here applies as a balanced tree, so n arrays cost O(total · log n).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import typeclasses as tc
+from shax.errors import ShaxTypeError, ShaxValueError, at
+from shax.location import current_source
+from typeclasses.numpy_instance import NUMPY_TYPES
+
+__all__ = [
+    "arange", "broadcast_to", "concatenate", "dot", "expand_dims", "eye", "full", "inner", "linspace", "matmul",
+    "moveaxis", "ndim", "ones", "ones_like", "outer", "reshape", "shape", "size", "split", "squeeze", "stack",
+    "swapaxes", "tensordot", "transpose", "zeros", "zeros_like",
+]  # fmt: skip
+
+
+def _fail(op: str, message: str, error: type[ShaxTypeError | ShaxValueError] = ShaxValueError) -> Exception:
+    return at(error(f"{op}: {message}"), current_source())
+
+
+def _int(op: str, value: Any, what: str) -> int:
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise _fail(op, f"{what} must be an int, got {value!r}", ShaxTypeError) from None
+
+
+def normalize_axis(op: str, axis: Any, rank: int) -> int:
+    """`axis` (negative ones counting from the end, as numpy's) as an axis of a rank-`rank` array."""
+    a = _int(op, axis, "an axis")
+    if not -rank <= a < rank:
+        raise _fail(op, f"axis {a} is out of bounds for an array of rank {rank}")
+    return a % rank
+
+
+def _axes(op: str, axes: Any, rank: int) -> list[int]:
+    items = [axes] if not isinstance(axes, (tuple, list)) else list(axes)
+    out = [normalize_axis(op, a, rank) for a in items]
+    if len(set(out)) != len(out):
+        raise _fail(op, f"repeated axis in {axes!r}")
+    return out
+
+
+# Shapes -------------------------------------------------------------------------------
+
+
+def shape(a: Any) -> tuple[int, ...]:
+    return tuple(tc.shape(a))
+
+
+def ndim(a: Any) -> int:
+    return len(tc.shape(a))
+
+
+def size(a: Any, axis: int | None = None) -> int:
+    s = shape(a)
+    return math.prod(s) if axis is None else s[normalize_axis("size", axis, len(s))]
+
+
+def reshape(a: Any, shape: Any) -> Any:
+    """numpy's reshape: one entry of `shape` may be -1, the size the others leave."""
+    old = tuple(tc.shape(a))
+    items = [shape] if not isinstance(shape, (tuple, list)) else list(shape)
+    new = [_int("reshape", n, "a size") for n in items]
+    unknown = [k for k, n in enumerate(new) if n == -1]
+    if len(unknown) > 1 or any(n < -1 for n in new):
+        raise _fail("reshape", f"{tuple(new)} may have one -1 and no other negative size")
+    if unknown:
+        known = math.prod(n for n in new if n != -1)
+        if known == 0 or math.prod(old) % known:
+            raise _fail("reshape", f"cannot reshape an array of shape {old} to {tuple(new)}")
+        new[unknown[0]] = math.prod(old) // known
+    if tuple(new) == old:
+        return a
+    return tc.reshape(a, new)
+
+
+def transpose(a: Any, axes: Any = None) -> Any:
+    """numpy's transpose: output axis i is input axis axes[i]; reversed by default."""
+    rank = ndim(a)
+    perm = list(range(rank))[::-1] if axes is None else _axes("transpose", axes, rank)
+    if len(perm) != rank:
+        raise _fail("transpose", f"axes {axes!r} do not match an array of rank {rank}")
+    return a if perm == list(range(rank)) else tc.transpose(a, perm)
+
+
+def moveaxis(a: Any, source: Any, destination: Any) -> Any:
+    rank = ndim(a)
+    src, dst = _axes("moveaxis", source, rank), _axes("moveaxis", destination, rank)
+    if len(src) != len(dst):
+        raise _fail("moveaxis", "source and destination need the same number of axes")
+    order = [k for k in range(rank) if k not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(a, order)
+
+
+def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
+    rank = ndim(a)
+    i, j = normalize_axis("swapaxes", axis1, rank), normalize_axis("swapaxes", axis2, rank)
+    perm = list(range(rank))
+    perm[i], perm[j] = j, i
+    return transpose(a, perm)
+
+
+def expand_dims(a: Any, axis: Any) -> Any:
+    old = shape(a)
+    rank = len(old) + (len(axis) if isinstance(axis, (tuple, list)) else 1)
+    new_axes = _axes("expand_dims", axis, rank)
+    rest = iter(old)
+    return tc.reshape(a, [1 if k in new_axes else next(rest) for k in range(rank)])
+
+
+def squeeze(a: Any, axis: Any = None) -> Any:
+    old = shape(a)
+    if axis is None:
+        gone = [k for k, n in enumerate(old) if n == 1]
+    else:
+        gone = _axes("squeeze", axis, len(old))
+        if any(old[k] != 1 for k in gone):
+            raise _fail("squeeze", f"cannot squeeze an axis whose size is not 1 (shape {old}, axis {axis!r})")
+    return reshape(a, [n for k, n in enumerate(old) if k not in gone])
+
+
+def broadcast_to(array: Any, shape: Any) -> Any:
+    """numpy's broadcast: `array`'s axes aligned with the end of `shape`, size 1 stretching."""
+    old = tuple(tc.shape(array))
+    items = [shape] if not isinstance(shape, (tuple, list)) else list(shape)
+    new = [_int("broadcast_to", n, "a size") for n in items]
+    if len(new) < len(old):
+        raise _fail("broadcast_to", f"cannot broadcast an array of shape {old} to the lower rank {tuple(new)}")
+    if tuple(new) == old:
+        return array
+    return tc.broadcast(array, list(range(len(new) - len(old), len(new))), new)
+
+
+# Joining and splitting ----------------------------------------------------------------
+
+
+def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
+    """numpy's concatenate; `axis=None` flattens the arrays first."""
+    items = _arrays_of("concatenate", arrays)
+    if axis is None:
+        items = [reshape(a, [-1]) for a in items]
+        axis = 0
+    rank = ndim(items[0])
+    if rank == 0:
+        raise _fail("concatenate", "zero-dimensional arrays cannot be concatenated")
+    k = normalize_axis("concatenate", axis, rank)
+    # A balanced tree of pairs: each element is copied O(log n) times.
+    while len(items) > 1:
+        pairs = [tc.concatenate(x, y, k) for x, y in zip(items[::2], items[1::2])]
+        items = pairs + items[len(pairs) * 2 :]
+    return items[0]
+
+
+def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
+    items = _arrays_of("stack", arrays)
+    first = shape(items[0])
+    if any(shape(a) != first for a in items):
+        raise _fail("stack", f"all arrays must have the same shape, got {[shape(a) for a in items]}")
+    k = normalize_axis("stack", axis, len(first) + 1)
+    return concatenate([expand_dims(a, k) for a in items], axis=k)
+
+
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """numpy's split: into equal sections, or at the indices given (clipped, as numpy's)."""
+    old = shape(ary)
+    k = normalize_axis("split", axis, len(old))
+    n = old[k]
+    if isinstance(indices_or_sections, (tuple, list, np.ndarray)):
+        cuts = [_int("split", i, "an index") for i in indices_or_sections]
+    else:
+        sections = _int("split", indices_or_sections, "the number of sections")
+        if sections <= 0 or n % sections:
+            raise _fail("split", f"{sections} sections do not divide an axis of size {n} equally")
+        cuts = [n // sections * j for j in range(1, sections)]
+    bounds = [0, *(min(max(c + n if c < 0 else c, 0), n) for c in cuts), n]
+    pieces = []
+    for start, end in zip(bounds, bounds[1:]):
+        lo, hi = [0] * len(old), list(old)
+        lo[k], hi[k] = start, max(start, end)
+        pieces.append(tc.slice(ary, lo, hi))
+    return pieces
+
+
+def _arrays_of(op: str, arrays: Any) -> list[Any]:
+    if isinstance(arrays, (tuple, list)):
+        items = list(arrays)
+    elif isinstance(arrays, np.ndarray) and arrays.ndim > 0:
+        items = list(arrays)
+    else:
+        raise _fail(op, f"expects a sequence of arrays, got {type(arrays).__name__}", ShaxTypeError)
+    if not items:
+        raise _fail(op, "needs at least one array to join")
+    return items
+
+
+# Products -----------------------------------------------------------------------------
+
+
+def matmul(x1: Any, x2: Any) -> Any:
+    return tc.matmul(x1, x2)
+
+
+def dot(a: Any, b: Any) -> Any:
+    """numpy's dot: a product with a number, else a's last axis against b's second-to-last."""
+    if ndim(a) == 0 or ndim(b) == 0:
+        return tc.mul(a, b)
+    return tc.dot(a, b)
+
+
+def inner(a: Any, b: Any) -> Any:
+    """The last axes contracted: a's free axes, then b's."""
+    if ndim(a) == 0 or ndim(b) == 0:
+        return tc.mul(a, b)
+    return tc.dot_general(a, b, ((ndim(a) - 1,), (ndim(b) - 1,), (), ()))
+
+
+def outer(a: Any, b: Any) -> Any:
+    """Every element of flattened a times every element of flattened b."""
+    return tc.dot_general(reshape(a, [-1]), reshape(b, [-1]), ((), (), (), ()))
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
+    """a's axes `axes[0]` contracted with b's `axes[1]` (or a's last n with b's first n)."""
+    ra, rb = ndim(a), ndim(b)
+    if isinstance(axes, (tuple, list)):
+        if len(axes) != 2:
+            raise _fail("tensordot", f"axes must be an int or a pair of axis lists, got {axes!r}")
+        lhs, rhs = _axes("tensordot", axes[0], ra), _axes("tensordot", axes[1], rb)
+    else:
+        n = _int("tensordot", axes, "axes")
+        if not 0 <= n <= min(ra, rb):
+            raise _fail("tensordot", f"cannot contract {n} axes of arrays of rank {ra} and {rb}")
+        lhs, rhs = list(range(ra - n, ra)), list(range(n))
+    if len(lhs) != len(rhs):
+        raise _fail("tensordot", f"contracts {len(lhs)} axes of a with {len(rhs)} of b")
+    return tc.dot_general(a, b, (lhs, rhs, (), ()))
+
+
+# Constructors: numpy arrays, or (`*_like` of a tracer) constants of its trace ---------
+
+
+def zeros(shape: Any, dtype: Any = float) -> np.ndarray:
+    return np.zeros(shape, dtype)
+
+
+def ones(shape: Any, dtype: Any = float) -> np.ndarray:
+    return np.ones(shape, dtype)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None) -> np.ndarray:
+    return np.full(shape, fill_value, dtype)
+
+
+def zeros_like(a: Any, dtype: Any = None) -> Any:
+    return _full_like(a, 0, dtype)
+
+
+def ones_like(a: Any, dtype: Any = None) -> Any:
+    return _full_like(a, 1, dtype)
+
+
+def _full_like(a: Any, value: int, dtype: Any) -> Any:
+    if isinstance(a, NUMPY_TYPES):
+        return np.full_like(a, value, dtype)
+    if dtype is not None:
+        raise _fail("zeros_like", "a dtype for a traced array's constant is not supported yet (casts)")
+    from shax.tracer import constant_like  # the tracer imports this package's methods
+
+    return constant_like(a, value)
+
+
+def arange(*args: Any, dtype: Any = None) -> np.ndarray:
+    """arange([start,] stop[, step], dtype=None)"""
+    return np.arange(*args, dtype=dtype)
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> np.ndarray:  # noqa: N803 - numpy's names
+    return np.eye(N, M, k, dtype)
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None) -> np.ndarray:
+    return np.linspace(start, stop, num, endpoint, dtype=dtype)

@@ -1,0 +1,48 @@
+"""numpy's functions and ufuncs called on a tracer (`np.sin(x)`, `np.reshape(x, ...)`,
+`ndarray * x`) run `shax.numpy`'s function of the same name (numpy's protocols
+`__array_ufunc__` and `__array_function__`); one shax.numpy lacks is a ShaxError naming it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import typeclasses as tc
+from shax.errors import ShaxTypeError, at
+from shax.location import current_source
+
+# numpy's operators run their ufuncs, which must reach shax whichever elementwise names
+# shax.numpy has: these are the typeclass functions of Python's operators.
+_OPERATOR_UFUNCS: dict[str, Callable[..., Any]] = {
+    "add": tc.add, "subtract": tc.sub, "multiply": tc.mul, "divide": tc.div, "power": tc.pow,
+    "negative": tc.neg, "absolute": tc.abs, "matmul": tc.matmul, "equal": tc.eq, "not_equal": tc.ne,
+    "less": tc.lt, "less_equal": tc.le, "greater": tc.gt, "greater_equal": tc.ge,
+}  # fmt: skip
+
+
+def _shax_function(name: str, what: str) -> Callable[..., Any]:
+    import shax.numpy as snp  # on use: shax.numpy's modules import the tracer
+
+    function = getattr(snp, name, None) if name in snp.__all__ else None
+    if function is None:
+        function = _OPERATOR_UFUNCS.get(name) if what == "ufunc" else None
+    if function is None:
+        raise at(ShaxTypeError(f"numpy.{name} on a traced array: shax.numpy has no {name} (yet)"), current_source())
+    return function
+
+
+def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    name = ufunc.__name__
+    if method != "__call__" or kwargs:
+        given = f"numpy.{name}.{method}" if method != "__call__" else f"numpy.{name} with {', '.join(kwargs)}"
+        raise at(ShaxTypeError(f"{given} on a traced array is not supported"), current_source())
+    return _shax_function(name, "ufunc")(*inputs)
+
+
+def array_function(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    name = func.__name__
+    if getattr(func, "__module__", None) != "numpy":  # np.linalg.norm is not shax.numpy.norm
+        raise at(ShaxTypeError(f"{func.__module__}.{name} on a traced array is not supported"), current_source())
+    return _shax_function(name, "function")(*args, **kwargs)
