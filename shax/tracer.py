@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 import typeclasses as tc
+from shax.array_methods_reductions import ReductionMethods
 from shax.errors import ShaxError, ShaxTypeError, at, named
 from shax.location import current_source
 from shax.primitive import Arg, DerivedInstance, Primitive, from_user_args, primitive_method
@@ -90,7 +91,7 @@ def new_trace(arg_types: Sequence[TensorType]) -> Iterator[Trace]:
         trace.close()
 
 
-class Tracer(Operators):
+class Tracer(ReductionMethods, Operators):
     __slots__ = ("trace", "prim", "args", "type", "source")
 
     def __init__(
