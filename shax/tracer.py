@@ -24,6 +24,7 @@ import numpy as np
 import typeclasses as tc
 from shax import numpy_dispatch
 from shax.array_methods import ArrayMethods
+from shax.array_methods_reductions import ReductionMethods
 from shax.errors import ShaxError, ShaxTypeError, at, named
 from shax.location import current_source
 from shax.primitive import Arg, DerivedInstance, Primitive, from_user_args, primitive_method
@@ -92,7 +93,7 @@ def new_trace(arg_types: Sequence[TensorType]) -> Iterator[Trace]:
         trace.close()
 
 
-class Tracer(ArrayMethods, Operators):
+class Tracer(ArrayMethods, ReductionMethods, Operators):
     __slots__ = ("trace", "prim", "args", "type", "source")
 
     def __init__(

@@ -36,6 +36,8 @@ from shax.types import DTYPES, DType, TensorType, bool_, f32, f64, i32
 from typeclasses import (
     abs,
     add,
+    argmax,
+    argmin,
     broadcast,
     concatenate,
     cos,
@@ -59,6 +61,9 @@ from typeclasses import (
     neg,
     pad,
     pow,
+    reduce_max,
+    reduce_min,
+    reduce_prod,
     reduce_sum,
     reshape,
     select,
@@ -298,6 +303,28 @@ ROWS: list[Spec] = [
         ),
         (REAL,),
         NO_BOOL,
+    ),
+    *(
+        Spec(
+            prim,
+            (
+                Case("axis1", lambda x, f=f: f(x, [1]), ((2, 3),)),
+                Case("all_axes", lambda x, f=f: f(x, [2, 0]), ((2, 3, 4),)),
+                Case("no_axes", lambda x, f=f: f(x, []), ((2, 3),)),
+            ),
+            (REAL,),
+            NO_BOOL,
+        )
+        for prim, f in ((P.ReduceMax, reduce_max), (P.ReduceMin, reduce_min), (P.ReduceProd, reduce_prod))
+    ),
+    *(
+        Spec(
+            prim,
+            (Case("axis1", lambda x, f=f: f(x, 1), ((2, 3),)), Case("vector", lambda x, f=f: f(x, 0), ((4,),))),
+            (REAL,),
+            ALL,
+        )
+        for prim, f in ((P.ArgMax, argmax), (P.ArgMin, argmin))
     ),
     Spec(
         P.DotGeneral,

@@ -12,15 +12,17 @@ A `Program` is a straight-line sequence of steps over values `v0, v1, ...`: firs
 its 1-3 arguments, then one value per step. Steps use only typeclass functions and
 operators: pointwise Floating and Ord functions (with numpy broadcasting), Python
 and numpy constants on either side, `broadcast`, `reshape`, `transpose`, `slice`,
-`pad`, `reduce_sum`, `dot`/`@` and `dot_general` (batch and contracting axes, or
-none), `select` on predicates built with `eq`. It returns 1-2 of its values (a
-tuple when two). Shapes are small (at most `MAX_SIZE` elements, axes of size 1-3).
+`pad`, `reduce_sum`, `reduce_prod`, `reduce_max`, `reduce_min`, `dot`/`@` and
+`dot_general` (batch and contracting axes, or none), `select` on predicates built
+with `eq`. It returns 1-2 of its values (a tuple when two). Shapes are small (at
+most `MAX_SIZE` elements, axes of size 1-3).
 
 Values stay finite and moderate: each value carries a bound on its magnitude,
 functions with restricted domains only see safe arguments (`log(v * v + 1.0)`,
 `tan(tanh(v))`, `v / (w * w + 1.0)`), and `exp` and products are only applied
 while the bound stays under `MAX_BOUND`. With `smooth=True` only differentiable
-operations are used (no `abs`, `signum`, `min`, `max`, `select`/`eq`), for
+operations are used (no `abs`, `signum`, `min`, `max`, `reduce_max`, `reduce_min`,
+`select`/`eq`), for
 comparisons against finite differences.
 
 `repr(program)` lists the steps, e.g.
@@ -67,6 +69,9 @@ from typeclasses import (
     min,
     ne,
     pad,
+    reduce_max,
+    reduce_min,
+    reduce_prod,
     reduce_sum,
     reshape,
     select,
@@ -355,17 +360,21 @@ def _concatenate(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, V
     return step, result
 
 
-def _reduce_sum(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
-    k = _pick(draw, values)
-    v = values[k]
-    axes = list(draw(st.permutations(range(len(v.shape)))))[: draw(st.integers(0, len(v.shape)))]
-    summed = math.prod(v.shape[a] for a in axes)
-    shape = tuple(n for a, n in enumerate(v.shape) if a not in axes)
-    result = Value(shape, v.bound * summed)
-    if not _fits(shape, result.bound):
-        return None
-    step = Step(f"reduce_sum({{0}}, {axes})", (k,), lambda x, _a=axes: reduce_sum(x, _a))
-    return step, result
+def _reduction(name: str, f: Callable[[Any, list[int]], Any], bound: Callable[[float, int], float]) -> StepMaker:
+    """A step reducing some axes of a value (maybe none, maybe all) with `f`; `bound(b, n)`
+    bounds the result of reducing n elements bounded by b."""
+
+    def draw_step(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+        k = _pick(draw, values)
+        v = values[k]
+        axes = list(draw(st.permutations(range(len(v.shape)))))[: draw(st.integers(0, len(v.shape)))]
+        shape = tuple(n for a, n in enumerate(v.shape) if a not in axes)
+        result = Value(shape, bound(v.bound, math.prod(v.shape[a] for a in axes)))
+        if not _fits(shape, result.bound):
+            return None
+        return Step(f"{name}({{0}}, {axes})", (k,), lambda x, _a=axes: f(x, _a)), result
+
+    return draw_step
 
 
 def _dot_general(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
@@ -489,7 +498,8 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
         "slice": _slice,
         "pad": _pad,
         "concatenate": _concatenate,
-        "reduce_sum": _reduce_sum,
+        "reduce_sum": _reduction("reduce_sum", reduce_sum, lambda b, n: b * n),
+        "reduce_prod": _reduction("reduce_prod", reduce_prod, lambda b, n: b**n),
     },
     "dot": {"dot_general": _dot_general, "dot": _dot},
     # Not differentiable everywhere: left out by `smooth=True`.
@@ -498,6 +508,8 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
         "signum": _unary("signum({0})", signum, lambda b: 1.0),
         "min": _binary("min({0}, {1})", min, builtins.max),
         "max": _binary("max({0}, {1})", max, builtins.max),
+        "reduce_max": _reduction("reduce_max", reduce_max, lambda b, n: b),
+        "reduce_min": _reduction("reduce_min", reduce_min, lambda b, n: b),
         "select": _select,
     },
 }

@@ -271,6 +271,8 @@ TYPECLASS_CALLS: dict[str, tuple[Any, ...]] = {
     "pad": (A23, [(1, 0), (0, 2)], 0.0),
     "concatenate": (A23, A23, 1),
     "reduce_sum": (A23, [1]),
+    **{name: (A23, [1]) for name in ("reduce_max", "reduce_min", "reduce_prod", "mean", "var")},
+    **{name: (A23, 1) for name in ("argmax", "argmin")},
     "select": (A23 > 2, A23, -A23),
     "dot_general": (A23, A23, ((1,), (1,), (), ())),
     "dot": (A23, A23.T),

@@ -19,13 +19,13 @@ LAYERS: list[tuple[str, ...]] = [
     ("shax.rules",),
     ("shax.primitives", "shax.extend"),
     ("shax.printing", "shax.builder"),
-    ("shax.tracer", "shax.array_methods", "shax.numpy_dispatch", "shax.checked_numpy", "shax.sharing",
-     "shax.tracing", "shax.walker", "shax.evaluate", "shax.validation"),
+    ("shax.tracer", "shax.array_methods", "shax.array_methods_reductions", "shax.numpy_dispatch", "shax.checked_numpy",
+     "shax.sharing", "shax.tracing", "shax.walker", "shax.evaluate", "shax.validation"),
     ("shax.passes",),
     ("shax.stages",),
     ("shax.codegen",),
     ("shax.transforms",),
-    ("shax.explain", "shax.cli", "shax.optimizers", "shax"),
+    ("shax.explain", "shax.cli", "shax.optimizers", "shax.numpy", "shax"),
 ]  # fmt: skip
 
 

@@ -4,7 +4,8 @@ Floating: add sub mul div neg abs signum pow sin cos tan exp log sqrt tanh
           log1p expm1 logistic (default methods: sinh cosh log_base)
 Ord:      min max lt le gt ge
 HNP:      reshape broadcast transpose slice pad concatenate reduce_sum select dot_general eq ne
-          (default methods: dot, matmul), and `shape` to ask a value for its shape.
+          reduce_max reduce_min reduce_prod argmax argmin (default methods: dot, matmul,
+          mean, var), and `shape` to ask a value for its shape.
 Static parameters (shapes, axes, dimension numbers) come after the operands.
 """
 
@@ -26,6 +27,7 @@ __all__ = [
     "DotDims", "abs", "add", "broadcast", "concatenate", "cos", "cosh", "div", "dot", "dot_dims", "dot_general",
     "eq", "exp", "expm1", "ge", "gt", "le", "log", "log1p", "log_base", "logistic", "lt", "matmul", "max", "min",
     "mul", "ne", "neg", "pad", "pow", "reduce_sum",
+    "argmax", "argmin", "mean", "reduce_max", "reduce_min", "reduce_prod", "var",
     "reshape", "select", "shape", "signum", "sin", "sinh", "slice", "sqrt", "sub", "tan", "tanh", "transpose",
 ]  # fmt: skip
 
@@ -222,6 +224,45 @@ def concatenate(x: H, y: H, axis: int) -> H:
 @typeclass_function(HNP)
 def reduce_sum(x: H, axes: Sequence[int]) -> H:
     return pick("reduce_sum", x).reduce_sum(x, axes)
+
+
+@typeclass_function(HNP)
+def reduce_max(x: H, axes: Sequence[int]) -> H:
+    """The largest element over `axes` (NaN if one is), which disappear from the shape."""
+    return pick("reduce_max", x).reduce_max(x, axes)
+
+
+@typeclass_function(HNP)
+def reduce_min(x: H, axes: Sequence[int]) -> H:
+    return pick("reduce_min", x).reduce_min(x, axes)
+
+
+@typeclass_function(HNP)
+def reduce_prod(x: H, axes: Sequence[int]) -> H:
+    return pick("reduce_prod", x).reduce_prod(x, axes)
+
+
+@typeclass_function(HNP)
+def argmax(x: H, axis: int) -> H:
+    """The index (i32) of the first largest element along `axis`, which disappears (numpy)."""
+    return pick("argmax", x).argmax(x, axis)
+
+
+@typeclass_function(HNP)
+def argmin(x: H, axis: int) -> H:
+    return pick("argmin", x).argmin(x, axis)
+
+
+@typeclass_function(HNP)
+def mean(x: H, axes: Sequence[int]) -> H:
+    """The mean over `axes` (a default method: the sum over the count)."""
+    return pick("mean", x).mean(x, axes)
+
+
+@typeclass_function(HNP)
+def var(x: H, axes: Sequence[int]) -> H:
+    """The variance over `axes`, ddof 0 as numpy's (a default method)."""
+    return pick("var", x).var(x, axes)
 
 
 @typeclass_function(HNP)

@@ -7,6 +7,8 @@ An instance may override a default (the tracer keeps `dot` as one operation).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any
 
 import typeclasses.functions as tc
@@ -42,6 +44,18 @@ class Instance:
     # dot = dot_general contracting x's last axis with y's second-to-last (numpy).
     def dot(self, x: Any, y: Any) -> Any:
         return tc.dot_general(x, y, tc.dot_dims(len(tc.shape(x)), len(tc.shape(y))))
+
+    # mean x = Σ x / n, n the number of elements summed
+    def mean(self, x: Any, axes: Sequence[int]) -> Any:
+        shape = tc.shape(x)
+        return tc.div(tc.reduce_sum(x, axes), float(math.prod(shape[a] for a in axes)))
+
+    # var x = mean |x − mean x|², the deviations from the mean broadcast back (ddof 0, numpy's)
+    def var(self, x: Any, axes: Sequence[int]) -> Any:
+        shape = tc.shape(x)
+        kept = [a for a in range(len(shape)) if a not in axes]
+        deviation = tc.sub(x, tc.broadcast(tc.mean(x, axes), kept, shape))
+        return tc.mean(tc.mul(deviation, deviation), axes)
 
     # matmul = dot_general contracting x's last axis with y's second-to-last (its only one, for a
     # vector), batched over the axes before the last two, broadcast against each other (numpy).

@@ -144,6 +144,23 @@ class NumpyInstance(Instance):
         x = np.asarray(x)
         return np.sum(x, axis=tuple(axes), dtype=x.dtype)
 
+    def reduce_max(self, x: Any, axes: Sequence[int]) -> Any:
+        return np.max(x, axis=tuple(axes))
+
+    def reduce_min(self, x: Any, axes: Sequence[int]) -> Any:
+        return np.min(x, axis=tuple(axes))
+
+    def reduce_prod(self, x: Any, axes: Sequence[int]) -> Any:
+        x = np.asarray(x)
+        return np.prod(x, axis=tuple(axes), dtype=x.dtype)
+
+    # The index as i32, JAX's default int (numpy's is int64).
+    def argmax(self, x: Any, axis: int) -> Any:
+        return np.argmax(x, axis=axis).astype(np.int32)[()]
+
+    def argmin(self, x: Any, axis: int) -> Any:
+        return np.argmin(x, axis=axis).astype(np.int32)[()]
+
     def select(self, pred: Any, on_true: Any, on_false: Any) -> Any:
         return np.where(pred, on_true, on_false)
 

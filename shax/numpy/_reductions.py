@@ -1,0 +1,147 @@
+"""numpy's reductions, on numpy values and tracers alike: `sum`, `prod`, `max`/`amax`,
+`min`/`amin`, `mean`, `var`, `argmax`, `argmin`, with numpy's `axis` (None for all axes,
+an int or a tuple of them, negative counting from the end) and `keepdims`.
+
+Each normalises its axes and calls the typeclass function (`tc.reduce_sum(x, axes)`,
+`tc.argmax(x, axis)`); keepdims reshapes the result, the reduced axes kept with size 1.
+Where shax's types differ from numpy's, results follow JAX's: integer sums and products
+stay i32 (numpy widens to int64), indices are i32, bool is not summed.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import typeclasses as tc
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.location import current_source
+
+__all__ = ["amax", "amin", "argmax", "argmin", "max", "mean", "min", "prod", "sum", "var"]
+
+Axis = int | tuple[int, ...] | None
+
+
+def sum(a: Any, axis: Axis = None, dtype: None = None, out: None = None, keepdims: bool = False) -> Any:  # noqa: A001
+    _unsupported("sum", dtype=dtype, out=out)
+    return _reduce("sum", tc.reduce_sum, a, axis, keepdims)
+
+
+def prod(a: Any, axis: Axis = None, dtype: None = None, out: None = None, keepdims: bool = False) -> Any:
+    _unsupported("prod", dtype=dtype, out=out)
+    return _reduce("prod", tc.reduce_prod, a, axis, keepdims)
+
+
+def max(a: Any, axis: Axis = None, out: None = None, keepdims: bool = False) -> Any:  # noqa: A001
+    _unsupported("max", out=out)
+    return _reduce("max", tc.reduce_max, a, axis, keepdims)
+
+
+def min(a: Any, axis: Axis = None, out: None = None, keepdims: bool = False) -> Any:  # noqa: A001
+    _unsupported("min", out=out)
+    return _reduce("min", tc.reduce_min, a, axis, keepdims)
+
+
+def amax(a: Any, axis: Axis = None, out: None = None, keepdims: bool = False) -> Any:
+    _unsupported("amax", out=out)
+    return _reduce("amax", tc.reduce_max, a, axis, keepdims)
+
+
+def amin(a: Any, axis: Axis = None, out: None = None, keepdims: bool = False) -> Any:
+    _unsupported("amin", out=out)
+    return _reduce("amin", tc.reduce_min, a, axis, keepdims)
+
+
+def mean(a: Any, axis: Axis = None, dtype: None = None, out: None = None, keepdims: bool = False) -> Any:
+    _unsupported("mean", dtype=dtype, out=out)
+    return _reduce("mean", tc.mean, a, axis, keepdims)
+
+
+def var(a: Any, axis: Axis = None, dtype: None = None, out: None = None, ddof: int = 0, keepdims: bool = False) -> Any:
+    """The variance with ddof 0, numpy's default (the only one)."""
+    _unsupported("var", dtype=dtype, out=out, ddof=None if ddof == 0 else ddof)
+    return _reduce("var", tc.var, a, axis, keepdims)
+
+
+def argmax(a: Any, axis: int | None = None, out: None = None, *, keepdims: bool = False) -> Any:
+    """The index (i32) of the first largest element along `axis`, of the flattened array for None."""
+    _unsupported("argmax", out=out)
+    return _arg("argmax", tc.argmax, a, axis, keepdims)
+
+
+def argmin(a: Any, axis: int | None = None, out: None = None, *, keepdims: bool = False) -> Any:
+    _unsupported("argmin", out=out)
+    return _arg("argmin", tc.argmin, a, axis, keepdims)
+
+
+def _unsupported(op: str, **options: Any) -> None:
+    """numpy's options shax does not take (an output array, a dtype to convert to, ddof
+    other than 0) are errors unless left at their defaults."""
+    for name, value in options.items():
+        if value is not None:
+            raise _error(ShaxValueError(f"{op}: {name}={value!r} is not supported (only numpy's default)"))
+
+
+def _reduce(op: str, reduce: Callable[[Any, list[int]], Any], a: Any, axis: Axis, keepdims: bool) -> Any:
+    a = _operand(a)
+    shape = tc.shape(a)
+    axes = _axes(op, shape, axis)
+    out = reduce(a, axes)
+    return tc.reshape(out, _kept(shape, axes)) if _flag(op, keepdims) else out
+
+
+def _arg(op: str, reduce: Callable[[Any, int], Any], a: Any, axis: int | None, keepdims: bool) -> Any:
+    a = _operand(a)
+    shape = tc.shape(a)
+    if axis is None:
+        out = reduce(tc.reshape(a, [math.prod(shape)]), 0)
+        return tc.reshape(out, [1] * len(shape)) if _flag(op, keepdims) else out
+    if isinstance(axis, tuple):
+        raise _error(ShaxTypeError(f"{op}: axis must be an int or None, got the tuple {axis}"))
+    (a_axis,) = _axes(op, shape, axis)
+    out = reduce(a, a_axis)
+    return tc.reshape(out, _kept(shape, [a_axis])) if _flag(op, keepdims) else out
+
+
+def _operand(a: Any) -> Any:
+    """A Python number as the numpy scalar numpy makes of it; other values as they are."""
+    return np.asarray(a) if isinstance(a, (bool, int, float)) else a
+
+
+def _axes(op: str, shape: tuple[int, ...], axis: Axis) -> list[int]:
+    """numpy's `axis` as distinct axes in [0, rank): None is every axis, negatives count
+    from the end; an axis out of range or given twice is an error, as in numpy."""
+    rank = len(shape)
+    if axis is None:
+        return list(range(rank))
+    given = axis if isinstance(axis, tuple) else (axis,)
+    axes = []
+    for a in given:
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+            raise _error(ShaxTypeError(f"{op}: axis must be an int, a tuple of ints or None, got {axis!r}"))
+        if not -rank <= a < rank:
+            raise _error(ShaxValueError(f"{op}: axis {a} is out of range for an array of rank {rank} {list(shape)}"))
+        axes.append(operator.index(a) % rank)
+    if len(set(axes)) != len(axes):
+        raise _error(ShaxValueError(f"{op}: axis {axis} repeats an axis (of rank {rank})"))
+    return axes
+
+
+def _kept(shape: tuple[int, ...], axes: list[int]) -> list[int]:
+    """The shape with the reduced axes kept, of size 1 (keepdims)."""
+    return [1 if a in axes else n for a, n in enumerate(shape)]
+
+
+def _flag(op: str, keepdims: Any) -> bool:
+    if not isinstance(keepdims, (bool, np.bool_)):
+        raise _error(ShaxTypeError(f"{op}: keepdims must be a bool, got {keepdims!r}"))
+    return builtins.bool(keepdims)
+
+
+def _error(error: ShaxError) -> ShaxError:
+    return at(error, current_source())

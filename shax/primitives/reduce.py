@@ -1,0 +1,161 @@
+"""Reductions other than the sum (a shape primitive, being linear): max, min and product
+over axes, which disappear from the shape, and argmax/argmin along one axis. Results keep
+the operand's dtype, except the indices: i32, JAX's default int (numpy's is int64).
+
+max and min are differentiable almost everywhere, with JAX's tie rule (the tangent
+averaged over the positions equal to the result); the product's derivative is the
+product of the other elements, which stays right where elements are zero; the arg
+reductions are piecewise constant. `mean` and `var` are no primitives: they are default
+methods (`typeclasses.instance`) over reduce_sum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import attrs
+import numpy as np
+
+import typeclasses as tc
+from shax.errors import ShaxValueError
+from shax.primitive import Linearity, Primitive, ints
+from shax.rules.batch import batch_rule, batched, shifted
+from shax.rules.linearize import Tangent, linearize_rule, residual
+from shax.rules.types import type_rule
+from shax.types import TensorType, bool_, i32
+
+if TYPE_CHECKING:
+    from shax.tracer import Tracer
+
+__all__ = ["ArgMax", "ArgMin", "ReduceMax", "ReduceMin", "ReduceProd"]
+
+
+@attrs.frozen
+class Reduction(Primitive):
+    """Over `axes`, which disappear from the shape."""
+
+    linearity: ClassVar[tuple[Linearity, ...]] = (Linearity.NONLINEAR,)
+    axes: tuple[int, ...] = attrs.field(converter=ints)
+
+
+@attrs.frozen
+class ReduceMax(Reduction):
+    name, function = "reduce_max", tc.reduce_max
+
+
+@attrs.frozen
+class ReduceMin(Reduction):
+    name, function = "reduce_min", tc.reduce_min
+
+
+@attrs.frozen
+class ReduceProd(Reduction):
+    name, function = "reduce_prod", tc.reduce_prod
+
+
+@type_rule(ReduceMax, ReduceMin, ReduceProd)
+def _reduction_type(prim: Reduction, operands: Sequence[TensorType]) -> TensorType:
+    (x,) = operands
+    axes = prim.axes
+    if len(set(axes)) != len(axes) or any(not 0 <= a < x.rank for a in axes):
+        raise prim.fail(f"axes {list(axes)} must be distinct axes of a rank-{x.rank} tensor", x, error=ShaxValueError)
+    if x.dtype == bool_:
+        raise prim.fail("cannot reduce bool", x)
+    if not isinstance(prim, ReduceProd) and any(x.shape[a] == 0 for a in axes):
+        # numpy's error too: an empty max has no value (the empty product is 1)
+        raise prim.fail(
+            f"axes {list(axes)} include an empty one: there is no element to choose", x, error=ShaxValueError
+        )
+    return x.with_shape(tuple(n for a, n in enumerate(x.shape) if a not in axes))
+
+
+def _ones_like(x: Any) -> Any:
+    """Ones of x's shape and dtype, built from x (no typeclass function names a dtype): its
+    signum is 0, ±1 or NaN (never ∞ as x may be), and 0 · that is 0 except where x is NaN."""
+    return 1 + 0 * tc.signum(x)
+
+
+def _spread(r: Any, axes: Sequence[int], shape: tuple[int, ...]) -> Any:
+    """A reduction's result `r` broadcast back to the operand's `shape` along `axes`."""
+    return tc.broadcast(r, [a for a in range(len(shape)) if a not in axes], shape)
+
+
+# max (and min): d max x = Σ_i w_i dx_i, w_i = [x_i = max x] / #{j : x_j = max x}: the tangent
+# averaged over the elements equal to the result, as JAX's `_reduce_chooser_jvp_rule`
+# (a NaN result equals none of them: 0 / 0, NaN as JAX's).
+@linearize_rule(ReduceMax, ReduceMin)
+def _chooser_jvp(prim: Reduction, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer) -> Tangent:
+    (x,), (dx,) = primals, tangents
+    shape = tc.shape(x)
+    chosen = tc.select(tc.eq(x, _spread(out, prim.axes, shape)), _ones_like(x), 0.0)
+    weights = chosen / _spread(tc.reduce_sum(chosen, prim.axes), prim.axes, shape)
+    return tc.reduce_sum(residual(weights) * dx, prim.axes)
+
+
+# prod: d Π x = Σ_i (Π_{j≠i} x_j) dx_i. Π_{j≠i} x_j is Π x / x_i without zeros; with one zero,
+# the product of the others at the zero and 0 elsewhere; with two or more, 0 everywhere
+# (JAX's values, which it computes as products of the elements before and after i).
+@linearize_rule(ReduceProd)
+def _prod_jvp(prim: Reduction, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer) -> Tangent:
+    x: Any = primals[0]
+    (dx,), shape, axes = tangents, tc.shape(x), prim.axes
+    zero = tc.eq(x, 0.0)
+    nonzero = tc.select(zero, 1.0, x)  # x with its zeros read as ones
+    others = _spread(tc.reduce_prod(nonzero, axes), axes, shape)  # Π of the nonzero elements
+    zeros = _spread(tc.reduce_sum(tc.select(zero, _ones_like(x), 0.0), axes), axes, shape)
+    at_zero = tc.select(tc.eq(zeros, 1.0), others, 0.0)
+    partials = tc.select(tc.eq(zeros, 0.0), others / nonzero, tc.select(zero, at_zero, 0.0))
+    return tc.reduce_sum(residual(partials) * dx, axes)
+
+
+# The reduced axes shifted past the batch axis d, which moves left by the number of reduced
+# axes before it.
+@batch_rule(ReduceMax, ReduceMin, ReduceProd)
+def _reduction_batch(
+    prim: Reduction, operands: Sequence[Tracer], dims: Sequence[int | None]
+) -> tuple[Tracer, int | None]:
+    (x,), d = operands, batched(dims[0])
+    return type(prim)([shifted(a, d) for a in prim.axes]).apply(x), d - sum(a < d for a in prim.axes)
+
+
+def _axis(value: Any) -> int:
+    """A static parameter that is one int (an axis)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ShaxValueError(f"expected an int axis, got {value!r}")
+    return int(value)
+
+
+@attrs.frozen
+class ArgReduction(Primitive):
+    """The index of the first chosen element along `axis`, which disappears (numpy's ties)."""
+
+    linearity: ClassVar[tuple[Linearity, ...]] = (Linearity.NON_DIFFERENTIABLE,)
+    axis: int = attrs.field(converter=_axis)
+
+
+@attrs.frozen
+class ArgMax(ArgReduction):
+    name, function = "argmax", tc.argmax
+
+
+@attrs.frozen
+class ArgMin(ArgReduction):
+    name, function = "argmin", tc.argmin
+
+
+@type_rule(ArgMax, ArgMin)
+def _arg_type(prim: ArgReduction, operands: Sequence[TensorType]) -> TensorType:
+    (x,) = operands
+    if not 0 <= prim.axis < x.rank:
+        raise prim.fail(f"axis {prim.axis} is not an axis of a rank-{x.rank} tensor", x, error=ShaxValueError)
+    if x.shape[prim.axis] == 0:
+        raise prim.fail(f"axis {prim.axis} is empty: there is no element to choose", x, error=ShaxValueError)
+    return TensorType(i32, tuple(n for a, n in enumerate(x.shape) if a != prim.axis))
+
+
+# The axis shifted past the batch axis d, which moves left if the axis was before it.
+@batch_rule(ArgMax, ArgMin)
+def _arg_batch(prim: ArgReduction, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
+    (x,), d = operands, batched(dims[0])
+    return type(prim)(shifted(prim.axis, d)).apply(x), d - (prim.axis < d)
