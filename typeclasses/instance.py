@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from numpy import broadcast_shapes
+
 import typeclasses.functions as tc
-from typeclasses.dispatch import MissingMethodError, error
+from typeclasses.dispatch import ArgumentsError, MissingMethodError, error
 
 
 class Instance:
@@ -39,6 +41,57 @@ class Instance:
     def log_base(self, base: Any, x: Any) -> Any:
         return tc.div(tc.log(x), tc.log(base))
 
+    # square x = x · x
+    def square(self, x: Any) -> Any:
+        return tc.mul(x, x)
+
+    # reciprocal x = 1 / x
+    def reciprocal(self, x: Any) -> Any:
+        return tc.div(1.0, x)
+
+    # rsqrt x = 1 / √x
+    def rsqrt(self, x: Any) -> Any:
+        return tc.div(1.0, tc.sqrt(x))
+
+    # log(eˣ + eʸ) = max(x, y) + log(1 + e^−|x−y|): the exponent is at most 0, so nothing
+    # overflows (numpy's own formula); its derivative eˣ⁻ᵒᵘᵗ dx + eʸ⁻ᵒᵘᵗ dy, ½ each at a tie.
+    def logaddexp(self, x: Any, y: Any) -> Any:
+        return tc.add(tc.max(x, y), tc.log1p(tc.exp(tc.neg(tc.abs(tc.sub(x, y))))))
+
+    # sign = signum (numpy's name)
+    def sign(self, x: Any) -> Any:
+        return tc.signum(x)
+
+    # maximum = max, minimum = min (numpy's names)
+    def maximum(self, x: Any, y: Any) -> Any:
+        return tc.max(x, y)
+
+    def minimum(self, x: Any, y: Any) -> Any:
+        return tc.min(x, y)
+
+    # clip x lo hi = min(max(x, lo), hi) (numpy's order: hi wins where lo > hi)
+    def clip(self, x: Any, lo: Any, hi: Any) -> Any:
+        return tc.min(tc.max(x, lo), hi)
+
+    # where c x y = select c x y, the three broadcast to their common shape (numpy's
+    # rules: trailing axes line up); a Python number branch stays a number, as select takes.
+    def where(self, cond: Any, x: Any, y: Any) -> Any:
+        shapes = [tuple(tc.shape(o)) for o in (cond, x, y)]
+        try:
+            shape = broadcast_shapes(*shapes)
+        except ValueError:
+            raise error(ArgumentsError, "where", (cond, x, y), f"shapes {shapes} do not broadcast together") from None
+        x, y = (o if isinstance(o, (int, float)) else _broadcast_to(o, shape) for o in (x, y))
+        return tc.select(_broadcast_to(cond, shape), x, y)
+
     # dot = dot_general contracting x's last axis with y's second-to-last (numpy).
     def dot(self, x: Any, y: Any) -> Any:
         return tc.dot_general(x, y, tc.dot_dims(len(tc.shape(x)), len(tc.shape(y))))
+
+
+def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
+    """x broadcast to `shape` as numpy's operands are: its axes are the trailing ones."""
+    own = tuple(tc.shape(x))
+    if own == shape:
+        return x
+    return tc.broadcast(x, list(range(len(shape) - len(own), len(shape))), list(shape))
