@@ -47,12 +47,20 @@ from hypothesis.extra import numpy as hnp
 
 from shax.types import DType, TensorType, f32, f64
 from typeclasses import (
+    arccos,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
     broadcast,
+    clip,
     cos,
     cosh,
     dot,
     dot_general,
     eq,
+    erf,
     exp,
     expm1,
     ge,
@@ -60,23 +68,31 @@ from typeclasses import (
     le,
     log,
     log1p,
+    logaddexp,
+    logical_and,
+    logical_not,
     logistic,
     lt,
     max,
     min,
     ne,
     pad,
+    reciprocal,
     reduce_sum,
     reshape,
+    round,
+    rsqrt,
     select,
     signum,
     sin,
     sinh,
     slice,
     sqrt,
+    square,
     tan,
     tanh,
     transpose,
+    where,
 )
 
 Shape = tuple[int, ...]
@@ -454,6 +470,16 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
         "log1p": _unary("log1p({0} * {0})", lambda x: log1p(x * x), lambda b: math.log1p(b * b)),
         "expm1": _unary("expm1({0})", expm1, math.expm1, lambda b: b <= 4.0),
         "logistic": _unary("logistic({0})", logistic, lambda b: 1.0),
+        # Inside (-1, 1) by 0.9 · tanh, away from the poles of the derivatives
+        "arcsin": _unary("arcsin(0.9 * tanh({0}))", lambda x: arcsin(0.9 * tanh(x)), lambda b: 1.2),
+        "arccos": _unary("arccos(0.9 * tanh({0}))", lambda x: arccos(0.9 * tanh(x)), lambda b: 2.7),
+        "arctanh": _unary("arctanh(0.9 * tanh({0}))", lambda x: arctanh(0.9 * tanh(x)), lambda b: 1.5),
+        "arctan": _unary("arctan({0})", arctan, lambda b: 1.6),
+        "arcsinh": _unary("arcsinh({0})", arcsinh, math.asinh),
+        "erf": _unary("erf({0})", erf, lambda b: 1.0),
+        "square_fn": _unary("square({0})", square, lambda b: b * b),
+        "reciprocal": _unary("reciprocal({0} * {0} + 1.0)", lambda x: reciprocal(x * x + 1.0), lambda b: 1.0),
+        "rsqrt_fn": _unary("rsqrt({0} * {0} + 1.0)", lambda x: rsqrt(x * x + 1.0), lambda b: 1.0),
     },
     "binary": {
         "add": _binary("{0} + {1}", lambda x, y: x + y, lambda a, b: a + b),
@@ -461,6 +487,8 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
         "mul": _binary("{0} * {1}", lambda x, y: x * y, lambda a, b: a * b),
         "div": _binary("{0} / ({1} * {1} + 1.0)", lambda x, y: x / (y * y + 1.0), lambda a, b: a),
         "pow": _binary("({0} * {0} + 1.0) ** sin({1})", lambda x, y: (x * x + 1.0) ** sin(y), lambda a, b: a * a + 1.0),
+        # x ≥ 1: away from arctan2's branch cut and its pole at the origin
+        "arctan2": _binary("arctan2({0}, {1} * {1} + 1.0)", lambda y, x: arctan2(y, x * x + 1.0), lambda a, b: 1.6),
     },
     "constant": {"constant": _with_constant},
     "shape": {
@@ -479,6 +507,16 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
         "min": _binary("min({0}, {1})", min, builtins.max),
         "max": _binary("max({0}, {1})", max, builtins.max),
         "select": _select,
+        "round": _unary("round({0})", round, lambda b: b + 1.0),
+        "clip": _unary("clip({0}, -1.0, 0.5)", lambda x: clip(x, -1.0, 0.5), lambda b: 1.0),
+        # Smooth, but written with max and |x − y|: its second derivative at a tie is 0, not ¼
+        "logaddexp": _binary("logaddexp({0}, {1})", logaddexp, lambda a, b: builtins.max(a, b) + 0.7),
+        "where": _binary("where(lt({0}, {1}), {0}, {1})", lambda x, y: where(lt(x, y), x, y), builtins.max),
+        "logical": _binary(
+            "where(logical_and(lt({0}, 0.5), logical_not(lt({1}, 0.0))), {0}, 0.0)",
+            lambda x, y: where(logical_and(lt(x, 0.5), logical_not(lt(y, 0.0))), x, 0.0),
+            lambda a, b: a,
+        ),
     },
 }
 

@@ -54,9 +54,14 @@ class Instance:
         return tc.div(1.0, tc.sqrt(x))
 
     # log(eˣ + eʸ) = max(x, y) + log(1 + e^−|x−y|): the exponent is at most 0, so nothing
-    # overflows (numpy's own formula); its derivative eˣ⁻ᵒᵘᵗ dx + eʸ⁻ᵒᵘᵗ dy, ½ each at a tie.
+    # overflows (numpy's formula and JAX's); its derivative eˣ⁻ᵒᵘᵗ dx + eʸ⁻ᵒᵘᵗ dy, ½ each at a
+    # tie (max's weights). Where x − y is NaN (infinities of one sign, or a NaN), x + y (JAX's),
+    # and 0 for x − y in the other branch, so that its derivatives hold no NaN either.
     def logaddexp(self, x: Any, y: Any) -> Any:
-        return tc.add(tc.max(x, y), tc.log1p(tc.exp(tc.neg(tc.abs(tc.sub(x, y))))))
+        d = tc.sub(x, y)
+        undefined = tc.ne(d, d)
+        gap = tc.abs(tc.select(undefined, 0.0, d))
+        return tc.select(undefined, tc.add(x, y), tc.add(tc.max(x, y), tc.log1p(tc.exp(tc.neg(gap)))))
 
     # sign = signum (numpy's name)
     def sign(self, x: Any) -> Any:
