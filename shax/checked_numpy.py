@@ -128,7 +128,7 @@ def _numpy_error(op: str, args: tuple[Any, ...], error: Exception) -> ShaxError:
 
 
 # Where typeclasses' numpy instance overrides a default definition with numpy's own function
-# (`sinh`, `logaddexp`: numpy's C loops, whose last bits the definitions may not give), that.
+# (`logaddexp`: numpy's C loop, whose last bit the definition may not give), that.
 for _method in vars(tc.Instance).keys() & vars(type(numpy_instance)).keys() - {"level"}:
     if not _method.startswith("_"):
         setattr(CheckedNumpyInstance, _method, _numpy_method(_method, getattr(numpy_instance, _method)))

@@ -487,6 +487,7 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
         "mul": _binary("{0} * {1}", lambda x, y: x * y, lambda a, b: a * b),
         "div": _binary("{0} / ({1} * {1} + 1.0)", lambda x, y: x / (y * y + 1.0), lambda a, b: a),
         "pow": _binary("({0} * {0} + 1.0) ** sin({1})", lambda x, y: (x * x + 1.0) ** sin(y), lambda a, b: a * a + 1.0),
+        "logaddexp": _binary("logaddexp({0}, {1})", logaddexp, lambda a, b: builtins.max(a, b) + 0.7),
         # x ≥ 1: away from arctan2's branch cut and its pole at the origin
         "arctan2": _binary("arctan2({0}, {1} * {1} + 1.0)", lambda y, x: arctan2(y, x * x + 1.0), lambda a, b: 1.6),
     },
@@ -509,8 +510,6 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
         "select": _select,
         "round": _unary("round({0})", round, lambda b: b + 1.0),
         "clip": _unary("clip({0}, -1.0, 0.5)", lambda x: clip(x, -1.0, 0.5), lambda b: 1.0),
-        # Smooth, but written with max and |x − y|: its second derivative at a tie is 0, not ¼
-        "logaddexp": _binary("logaddexp({0}, {1})", logaddexp, lambda a, b: builtins.max(a, b) + 0.7),
         "where": _binary("where(lt({0}, {1}), {0}, {1})", lambda x, y: where(lt(x, y), x, y), builtins.max),
         "logical": _binary(
             "where(logical_and(lt({0}, 0.5), logical_not(lt({1}, 0.0))), {0}, 0.0)",

@@ -53,15 +53,22 @@ class Instance:
     def rsqrt(self, x: Any) -> Any:
         return tc.div(1.0, tc.sqrt(x))
 
-    # log(eˣ + eʸ) = max(x, y) + log(1 + e^−|x−y|): the exponent is at most 0, so nothing
-    # overflows (numpy's formula and JAX's); its derivative eˣ⁻ᵒᵘᵗ dx + eʸ⁻ᵒᵘᵗ dy, ½ each at a
-    # tie (max's weights). Where x − y is NaN (infinities of one sign, or a NaN), x + y (JAX's),
-    # and 0 for x − y in the other branch, so that its derivatives hold no NaN either.
+    # log(eˣ + eʸ) = m + log(eˣ⁻ᵐ + eʸ⁻ᵐ) for every m; with m = max(x, y) the exponents are at
+    # most 0, so nothing overflows, and log1p(expm1(0) + e^−|x−y|) is numpy's formula
+    # (max + log1p(e^−|x−y|)) to the bit. An identity in m, its derivatives of every order
+    # are log(eˣ + eʸ)'s whatever m's are: eˣ⁻ᵒᵘᵗ dx + eʸ⁻ᵒᵘᵗ dy, ½ each at a tie (JAX's).
+    # Where x − y is NaN (infinities of one sign, or a NaN), x + y; where it is ±∞, max(x, y)
+    # (JAX's values and gradients); 0 for the operands of the other branch there, so that
+    # its derivatives hold no NaN.
     def logaddexp(self, x: Any, y: Any) -> Any:
         d = tc.sub(x, y)
-        undefined = tc.ne(d, d)
-        gap = tc.abs(tc.select(undefined, 0.0, d))
-        return tc.select(undefined, tc.add(x, y), tc.add(tc.max(x, y), tc.log1p(tc.exp(tc.neg(gap)))))
+        undefined, far = tc.ne(d, d), tc.eq(tc.abs(d), float("inf"))
+        aside, shape = tc.logical_or(undefined, far), tuple(tc.shape(d))
+        xs, ys = (v if isinstance(v, (int, float)) else tc.select(aside, 0.0, _broadcast_to(v, shape)) for v in (x, y))
+        m = tc.max(xs, ys)
+        a, b = tc.sub(xs, m), tc.sub(ys, m)
+        rest = tc.select(tc.ge(xs, ys), tc.add(tc.expm1(a), tc.exp(b)), tc.add(tc.exp(a), tc.expm1(b)))
+        return tc.select(undefined, tc.add(x, y), tc.select(far, tc.max(x, y), tc.add(m, tc.log1p(rest))))
 
     # sign = signum (numpy's name)
     def sign(self, x: Any) -> Any:
