@@ -64,7 +64,7 @@ class Instance:
         d = tc.sub(x, y)
         undefined, far = tc.ne(d, d), tc.eq(tc.abs(d), float("inf"))
         aside, shape = tc.logical_or(undefined, far), tuple(tc.shape(d))
-        xs, ys = (v if isinstance(v, (int, float)) else tc.select(aside, 0.0, _broadcast_to(v, shape)) for v in (x, y))
+        xs, ys = (_aside(v, aside, shape) for v in (x, y))
         m = tc.max(xs, ys)
         a, b = tc.sub(xs, m), tc.sub(ys, m)
         rest = tc.select(tc.ge(xs, ys), tc.add(tc.expm1(a), tc.exp(b)), tc.add(tc.exp(a), tc.expm1(b)))
@@ -99,6 +99,11 @@ class Instance:
     # dot = dot_general contracting x's last axis with y's second-to-last (numpy).
     def dot(self, x: Any, y: Any) -> Any:
         return tc.dot_general(x, y, tc.dot_dims(len(tc.shape(x)), len(tc.shape(y))))
+
+
+def _aside(v: Any, aside: Any, shape: tuple[int, ...]) -> Any:
+    """0 where `aside` holds, else v broadcast to `shape`; a Python number as it is (no derivative to keep clean)."""
+    return v if isinstance(v, (int, float)) else tc.select(aside, 0.0, _broadcast_to(v, shape))
 
 
 def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
