@@ -54,12 +54,12 @@ class Instance:
         return tc.div(1.0, tc.sqrt(x))
 
     # log(eˣ + eʸ) = m + log(eˣ⁻ᵐ + eʸ⁻ᵐ) for every m; with m = max(x, y) the exponents are at
-    # most 0, so nothing overflows, and log1p(expm1(0) + e^−|x−y|) is numpy's formula
-    # (max + log1p(e^−|x−y|)) to the bit. An identity in m, its derivatives of every order
-    # are log(eˣ + eʸ)'s whatever m's are: eˣ⁻ᵒᵘᵗ dx + eʸ⁻ᵒᵘᵗ dy, ½ each at a tie (JAX's).
+    # most 0, so nothing overflows, and m + log1p(expm1(0) + e^−|x−y|) is numpy's formula,
+    # max + log1p(e^−|x−y|). An identity in m, its derivatives of every order are
+    # log(eˣ + eʸ)'s whatever m's are: eˣ⁻ᵒᵘᵗ dx + eʸ⁻ᵒᵘᵗ dy, ½ each at a tie (JAX's).
     # Where x − y is NaN (infinities of one sign, or a NaN), x + y; where it is ±∞, max(x, y)
-    # (JAX's values and gradients); 0 for the operands of the other branch there, so that
-    # its derivatives hold no NaN.
+    # (numpy's values; gradient 1 for the larger operand); 0 for the operands of the other
+    # branch there, so that its derivatives hold no NaN.
     def logaddexp(self, x: Any, y: Any) -> Any:
         d = tc.sub(x, y)
         undefined, far = tc.ne(d, d), tc.eq(tc.abs(d), float("inf"))
