@@ -127,5 +127,11 @@ def _numpy_error(op: str, args: tuple[Any, ...], error: Exception) -> ShaxError:
     return at(kind(message), current_source())
 
 
+# Where typeclasses' numpy instance overrides a default definition with numpy's own function
+# (`logaddexp`: numpy's C loop, whose last bit the definition may not give), that.
+for _method in vars(tc.Instance).keys() & vars(type(numpy_instance)).keys() - {"level"}:
+    if not _method.startswith("_"):
+        setattr(CheckedNumpyInstance, _method, _numpy_method(_method, getattr(numpy_instance, _method)))
+
 checked_numpy_instance = CheckedNumpyInstance()
 tc.register_instance(checked_numpy_instance, *NUMPY_TYPES)

@@ -36,22 +36,34 @@ from shax.types import DTYPES, DType, TensorType, bool_, f32, f64, i32
 from typeclasses import (
     abs,
     add,
+    arccos,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
     argmax,
     argmin,
     broadcast,
+    ceil,
     concatenate,
     cos,
     div,
     dot,
     dot_general,
     eq,
+    erf,
     exp,
     expm1,
+    floor,
     ge,
     gt,
     le,
     log,
     log1p,
+    logical_and,
+    logical_not,
+    logical_or,
     logistic,
     lt,
     max,
@@ -66,6 +78,7 @@ from typeclasses import (
     reduce_prod,
     reduce_sum,
     reshape,
+    round,
     select,
     signum,
     sin,
@@ -113,6 +126,9 @@ INSIDE_TAN = Domain("inside_tan", -1.2, 1.2)
 WHOLE = Domain("whole", -1.0, 1.0, integral=True)  # -1, 0, 1: `eq` holds often
 ABOVE_MINUS_ONE = Domain("above_minus_one", -0.5, 2.0)  # log1p's domain, away from its pole
 WIDE = Domain("wide", -6.0, 6.0)  # the logistic's tails
+INSIDE_ONE = Domain("inside_one", -0.8, 0.8)  # arcsin's, arccos's and arctanh's, away from ±1
+# Away from whole numbers and halves, where floor, ceil and round jump
+OFF_STEPS = Domain("off_steps", 0.1, 0.4, signed=True)
 
 
 @attrs.frozen
@@ -213,6 +229,16 @@ ROWS: list[Spec] = [
     unary(P.Log1p, log1p, ABOVE_MINUS_ONE, FLOATS),
     unary(P.Expm1, expm1, REAL, FLOATS),
     unary(P.Logistic, logistic, WIDE, FLOATS),
+    unary(P.Arcsin, arcsin, INSIDE_ONE, FLOATS),
+    unary(P.Arccos, arccos, INSIDE_ONE, FLOATS),
+    unary(P.Arctan, arctan, REAL, FLOATS),
+    unary(P.Arcsinh, arcsinh, REAL, FLOATS),
+    unary(P.Arctanh, arctanh, INSIDE_ONE, FLOATS),
+    unary(P.Erf, erf, REAL, FLOATS),
+    unary(P.Floor, floor, OFF_STEPS, FLOATS),
+    unary(P.Ceil, ceil, OFF_STEPS, FLOATS),
+    unary(P.Round, round, OFF_STEPS, FLOATS),
+    unary(P.LogicalNot, logical_not, REAL, (bool_,)),
     # Floating and Ord, binary.
     binary(P.Add, add, (REAL, REAL), NUMBERS),
     binary(P.Sub, sub, (REAL, REAL), NUMBERS),
@@ -227,6 +253,9 @@ ROWS: list[Spec] = [
     binary(P.Le, le, (WHOLE, WHOLE), NUMBERS),
     binary(P.Gt, gt, (WHOLE, WHOLE), NUMBERS),
     binary(P.Ge, ge, (WHOLE, WHOLE), NUMBERS),
+    binary(P.Arctan2, arctan2, (NONZERO, NONZERO), FLOATS),
+    binary(P.LogicalAnd, logical_and, (REAL, REAL), (bool_,)),
+    binary(P.LogicalOr, logical_or, (REAL, REAL), (bool_,)),
     Spec(
         P.Select,
         (Case("matrix", select, ((2, 3), (2, 3), (2, 3))), Case("scalar", select, ((), (), ()))),

@@ -277,6 +277,11 @@ TYPECLASS_CALLS: dict[str, tuple[Any, ...]] = {
     "dot_general": (A23, A23, ((1,), (1,), (), ())),
     "dot": (A23, A23.T),
     "matmul": (A23, A23.T),
+    **{name: (A23 / 8,) for name in ("arccos", "arcsin", "arctanh")},
+    "logical_and": (A23 > 2, A23 > 4),
+    "logical_or": (A23 > 2, A23 > 4),
+    "logical_not": (A23 > 2,),
+    "where": (A23 > 2, A23, -A23),
 }
 
 

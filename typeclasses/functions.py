@@ -1,11 +1,14 @@
 """The typeclass functions users write against, each dispatching on its operands.
 
 Floating: add sub mul div neg abs signum pow sin cos tan exp log sqrt tanh
-          log1p expm1 logistic (default methods: sinh cosh log_base)
-Ord:      min max lt le gt ge
+          log1p expm1 logistic arcsin arccos arctan arctan2 arcsinh arctanh erf
+          floor ceil round (default methods: sinh cosh log_base square reciprocal
+          rsqrt logaddexp sign)
+Ord:      min max lt le gt ge (default methods: maximum minimum clip)
 HNP:      reshape broadcast transpose slice pad concatenate reduce_sum select dot_general eq ne
-          reduce_max reduce_min reduce_prod argmax argmin (default methods: dot, matmul,
-          mean, var), and `shape` to ask a value for its shape.
+          reduce_max reduce_min reduce_prod argmax argmin logical_and logical_or logical_not
+          (default methods: dot, matmul, mean, var, where), and `shape` to ask a value for
+          its shape.
 Static parameters (shapes, axes, dimension numbers) come after the operands.
 """
 
@@ -29,6 +32,10 @@ __all__ = [
     "mul", "ne", "neg", "pad", "pow", "reduce_sum",
     "argmax", "argmin", "mean", "reduce_max", "reduce_min", "reduce_prod", "var",
     "reshape", "select", "shape", "signum", "sin", "sinh", "slice", "sqrt", "sub", "tan", "tanh", "transpose",
+    # the numpy surface's elementwise functions
+    "arccos", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "clip", "erf", "floor", "logaddexp",
+    "logical_and", "logical_not", "logical_or", "maximum", "minimum", "reciprocal", "round", "rsqrt", "sign", "square",
+    "where",
 ]  # fmt: skip
 
 
@@ -143,6 +150,90 @@ def log_base(base: F, x: F) -> F:
     return pick("log_base", base, x).log_base(base, x)
 
 
+# Floating, numpy's names -------------------------------------------------------
+
+
+@typeclass_function(Floating)
+def arcsin(x: F) -> F:
+    return pick("arcsin", x).arcsin(x)
+
+
+@typeclass_function(Floating)
+def arccos(x: F) -> F:
+    return pick("arccos", x).arccos(x)
+
+
+@typeclass_function(Floating)
+def arctan(x: F) -> F:
+    return pick("arctan", x).arctan(x)
+
+
+@typeclass_function(Floating)
+def arctan2(y: F, x: F) -> F:
+    """The angle of the point (x, y), in [-π, π] (numpy's argument order: y first)."""
+    return pick("arctan2", y, x).arctan2(y, x)
+
+
+@typeclass_function(Floating)
+def arcsinh(x: F) -> F:
+    return pick("arcsinh", x).arcsinh(x)
+
+
+@typeclass_function(Floating)
+def arctanh(x: F) -> F:
+    return pick("arctanh", x).arctanh(x)
+
+
+@typeclass_function(Floating)
+def erf(x: F) -> F:
+    """The error function 2/√π ∫₀ˣ e^(−t²) dt."""
+    return pick("erf", x).erf(x)
+
+
+@typeclass_function(Floating)
+def floor(x: F) -> F:
+    return pick("floor", x).floor(x)
+
+
+@typeclass_function(Floating)
+def ceil(x: F) -> F:
+    return pick("ceil", x).ceil(x)
+
+
+@typeclass_function(Floating)
+def round(x: F) -> F:  # noqa: A001 - numpy's name
+    """To the nearest whole number, halves to the even one (numpy's `round`)."""
+    return pick("round", x).round(x)
+
+
+@typeclass_function(Floating)
+def square(x: F) -> F:
+    return pick("square", x).square(x)
+
+
+@typeclass_function(Floating)
+def reciprocal(x: F) -> F:
+    return pick("reciprocal", x).reciprocal(x)
+
+
+@typeclass_function(Floating)
+def rsqrt(x: F) -> F:
+    """1 / √x."""
+    return pick("rsqrt", x).rsqrt(x)
+
+
+@typeclass_function(Floating)
+def logaddexp(x: F, y: F) -> F:
+    """log(eˣ + eʸ), without overflow."""
+    return pick("logaddexp", x, y).logaddexp(x, y)
+
+
+@typeclass_function(Floating)
+def sign(x: F) -> F:
+    """numpy's name for `signum`."""
+    return pick("sign", x).sign(x)
+
+
 # Ord --------------------------------------------------------------------------
 
 
@@ -177,6 +268,24 @@ def gt(x: Or, y: Or) -> Or:
 @typeclass_function(Ord)
 def ge(x: Or, y: Or) -> Or:
     return pick("ge", x, y).ge(x, y)
+
+
+@typeclass_function(Ord)
+def maximum(x: Or, y: Or) -> Or:
+    """numpy's name for `max`."""
+    return pick("maximum", x, y).maximum(x, y)
+
+
+@typeclass_function(Ord)
+def minimum(x: Or, y: Or) -> Or:
+    """numpy's name for `min`."""
+    return pick("minimum", x, y).minimum(x, y)
+
+
+@typeclass_function(Ord)
+def clip(x: Or, lo: Or, hi: Or) -> Or:
+    """min(max(x, lo), hi), as numpy's `clip`."""
+    return pick("clip", x, lo, hi).clip(x, lo, hi)
 
 
 # HNP --------------------------------------------------------------------------
@@ -298,6 +407,30 @@ def eq(x: H, y: H) -> H:
 @typeclass_function(HNP)
 def ne(x: H, y: H) -> H:
     return pick("ne", x, y).ne(x, y)
+
+
+# The logical functions take and return booleans, elementwise.
+
+
+@typeclass_function(HNP)
+def logical_and(x: H, y: H) -> H:
+    return pick("logical_and", x, y).logical_and(x, y)
+
+
+@typeclass_function(HNP)
+def logical_or(x: H, y: H) -> H:
+    return pick("logical_or", x, y).logical_or(x, y)
+
+
+@typeclass_function(HNP)
+def logical_not(x: H) -> H:
+    return pick("logical_not", x).logical_not(x)
+
+
+@typeclass_function(HNP)
+def where(cond: H, x: H, y: H) -> H:
+    """numpy's `where`: x where cond holds, else y, the three broadcast together."""
+    return pick("where", cond, x, y).where(cond, x, y)
 
 
 def dot_dims(x_rank: int, y_rank: int) -> DotDims:

@@ -11,6 +11,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from numpy import broadcast_shapes
+
 import typeclasses.functions as tc
 from typeclasses.dispatch import ArgumentsError, MissingMethodError, error
 
@@ -40,6 +42,61 @@ class Instance:
     # logBase b x = log x / log b
     def log_base(self, base: Any, x: Any) -> Any:
         return tc.div(tc.log(x), tc.log(base))
+
+    # square x = x · x
+    def square(self, x: Any) -> Any:
+        return tc.mul(x, x)
+
+    # reciprocal x = 1 / x
+    def reciprocal(self, x: Any) -> Any:
+        return tc.div(1.0, x)
+
+    # rsqrt x = 1 / √x
+    def rsqrt(self, x: Any) -> Any:
+        return tc.div(1.0, tc.sqrt(x))
+
+    # log(eˣ + eʸ) = m + log(eˣ⁻ᵐ + eʸ⁻ᵐ) for every m; with m = max(x, y) the exponents are at
+    # most 0, so nothing overflows, and m + log1p(expm1(0) + e^−|x−y|) is numpy's formula,
+    # max + log1p(e^−|x−y|). An identity in m, its derivatives of every order are
+    # log(eˣ + eʸ)'s whatever m's are: eˣ⁻ᵒᵘᵗ dx + eʸ⁻ᵒᵘᵗ dy, ½ each at a tie (JAX's).
+    # Where x − y is NaN (infinities of one sign, or a NaN), x + y; where it is ±∞, max(x, y)
+    # (numpy's values; gradient 1 for the larger operand); 0 for the operands of the other
+    # branch there, so that its derivatives hold no NaN.
+    def logaddexp(self, x: Any, y: Any) -> Any:
+        d = tc.sub(x, y)
+        undefined, far = tc.ne(d, d), tc.eq(tc.abs(d), float("inf"))
+        aside, shape = tc.logical_or(undefined, far), tuple(tc.shape(d))
+        xs, ys = (_aside(v, aside, shape) for v in (x, y))
+        m = tc.max(xs, ys)
+        a, b = tc.sub(xs, m), tc.sub(ys, m)
+        rest = tc.select(tc.ge(xs, ys), tc.add(tc.expm1(a), tc.exp(b)), tc.add(tc.exp(a), tc.expm1(b)))
+        return tc.select(undefined, tc.add(x, y), tc.select(far, tc.max(x, y), tc.add(m, tc.log1p(rest))))
+
+    # sign = signum (numpy's name)
+    def sign(self, x: Any) -> Any:
+        return tc.signum(x)
+
+    # maximum = max, minimum = min (numpy's names)
+    def maximum(self, x: Any, y: Any) -> Any:
+        return tc.max(x, y)
+
+    def minimum(self, x: Any, y: Any) -> Any:
+        return tc.min(x, y)
+
+    # clip x lo hi = min(max(x, lo), hi) (numpy's order: hi wins where lo > hi)
+    def clip(self, x: Any, lo: Any, hi: Any) -> Any:
+        return tc.min(tc.max(x, lo), hi)
+
+    # where c x y = select c x y, the three broadcast to their common shape (numpy's
+    # rules: trailing axes line up); a Python number branch stays a number, as select takes.
+    def where(self, cond: Any, x: Any, y: Any) -> Any:
+        shapes = [tuple(tc.shape(o)) for o in (cond, x, y)]
+        try:
+            shape = broadcast_shapes(*shapes)
+        except ValueError:
+            raise error(ArgumentsError, "where", (cond, x, y), f"shapes {shapes} do not broadcast together") from None
+        x, y = (o if isinstance(o, (int, float)) else _broadcast_to(o, shape) for o in (x, y))
+        return tc.select(_broadcast_to(cond, shape), x, y)
 
     # dot = dot_general contracting x's last axis with y's second-to-last (numpy).
     def dot(self, x: Any, y: Any) -> Any:
@@ -86,3 +143,16 @@ def _batched(x: Any, shape: tuple[int, ...], batch: tuple[int, ...]) -> Any:
         return x
     full = (*batch, *shape[-2:])
     return tc.broadcast(x, list(range(len(full) - len(shape), len(full))), full)
+
+
+def _aside(v: Any, aside: Any, shape: tuple[int, ...]) -> Any:
+    """0 where `aside` holds, else v broadcast to `shape`; a Python number as it is (no derivative to keep clean)."""
+    return v if isinstance(v, (int, float)) else tc.select(aside, 0.0, _broadcast_to(v, shape))
+
+
+def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
+    """x broadcast to `shape` as numpy's operands are: its axes are the trailing ones."""
+    own = tuple(tc.shape(x))
+    if own == shape:
+        return x
+    return tc.broadcast(x, list(range(len(shape) - len(own), len(shape))), list(shape))

@@ -7,6 +7,7 @@ functions of a float32 number go through the C library (`typeclasses.libm` says 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,6 +34,18 @@ def logistic(x: Any) -> Any:
     x = np.asarray(x)
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))[()]
+
+
+# numpy has no erf: C's (Python's math.erf) on each element, in double precision, rounded
+# to the operand's float dtype (an integer's erf is a float64, as numpy's functions give).
+_erf_objects = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x: Any) -> Any:
+    """The error function elementwise, numpy-style. Compiled code calls this same function."""
+    x = np.asarray(x)
+    dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    return np.asarray(_erf_objects(x), dtype=dtype)[()]
 
 
 class NumpyInstance(Instance):
@@ -92,6 +105,41 @@ class NumpyInstance(Instance):
 
     def logistic(self, x: Any) -> Any:
         return logistic(x)
+
+    def arcsin(self, x: Any) -> Any:
+        return np.arcsin(x)
+
+    def arccos(self, x: Any) -> Any:
+        return np.arccos(x)
+
+    def arctan(self, x: Any) -> Any:
+        return np.arctan(x)
+
+    def arctan2(self, y: Any, x: Any) -> Any:
+        return np.arctan2(y, x)
+
+    def arcsinh(self, x: Any) -> Any:
+        return np.arcsinh(x)
+
+    def arctanh(self, x: Any) -> Any:
+        return np.arctanh(x)
+
+    def erf(self, x: Any) -> Any:
+        return erf(x)
+
+    # numpy's own, where the default definition (`typeclasses.instance`) computes the same
+    # function but numpy's C loop may differ in the last bit.
+    def logaddexp(self, x: Any, y: Any) -> Any:
+        return np.logaddexp(x, y)
+
+    def floor(self, x: Any) -> Any:
+        return np.floor(x)
+
+    def ceil(self, x: Any) -> Any:
+        return np.ceil(x)
+
+    def round(self, x: Any) -> Any:
+        return np.rint(x)  # np.round with no decimals: halves to even
 
     def min(self, x: Any, y: Any) -> Any:
         return np.minimum(x, y)
@@ -172,6 +220,15 @@ class NumpyInstance(Instance):
 
     def matmul(self, x: Any, y: Any) -> Any:
         return np.matmul(x, y)
+
+    def logical_and(self, x: Any, y: Any) -> Any:
+        return np.logical_and(x, y)
+
+    def logical_or(self, x: Any, y: Any) -> Any:
+        return np.logical_or(x, y)
+
+    def logical_not(self, x: Any) -> Any:
+        return np.logical_not(x)
 
     def dot_general(self, x: Any, y: Any, dims: DotDims) -> Any:
         # Bring x to (batch, free, contracting) and y to (batch, contracting, free),

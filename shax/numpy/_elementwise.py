@@ -1,0 +1,92 @@
+"""`shax.numpy`'s elementwise functions: numpy's names and positional signatures over the
+typeclass functions, so that each runs on numpy values (numpy's results) and on tracers
+(one primitive, or a default definition's few). Lists and tuples are read as arrays, as
+numpy reads them. numpy's `out=`, `where=` and `dtype=` keywords are not taken.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import typeclasses as tc
+from shax.errors import ShaxValueError, at
+from shax.location import current_source
+
+__all__ = [
+    "abs", "absolute", "add", "arccos", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "clip",
+    "cos", "divide", "equal", "exp", "expm1", "floor", "greater", "greater_equal", "less", "less_equal", "log",
+    "log1p", "logaddexp", "logical_and", "logical_not", "logical_or", "maximum", "minimum", "multiply", "negative",
+    "not_equal", "power", "reciprocal", "rint", "round", "sign", "sin", "sqrt", "square", "subtract", "tan",
+    "tanh", "true_divide", "where",
+]  # fmt: skip
+
+
+def _array(x: Any) -> Any:
+    """A list or tuple as the array numpy makes of it; any other operand as it is."""
+    return np.asarray(x) if isinstance(x, (list, tuple)) else x
+
+
+def _unary(function: Any, name: str) -> Any:
+    def apply(x: Any, /) -> Any:
+        return function(_array(x))
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = f"numpy's `{name}`, elementwise (`typeclasses.{function.__name__}`)."
+    return apply
+
+
+def _binary(function: Any, name: str) -> Any:
+    def apply(x1: Any, x2: Any, /) -> Any:
+        return function(_array(x1), _array(x2))
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = f"numpy's `{name}`, elementwise, its operands broadcast (`typeclasses.{function.__name__}`)."
+    return apply
+
+
+sin, cos, tan = _unary(tc.sin, "sin"), _unary(tc.cos, "cos"), _unary(tc.tan, "tan")
+arcsin, arccos, arctan = _unary(tc.arcsin, "arcsin"), _unary(tc.arccos, "arccos"), _unary(tc.arctan, "arctan")
+tanh = _unary(tc.tanh, "tanh")
+arcsinh, arctanh = _unary(tc.arcsinh, "arcsinh"), _unary(tc.arctanh, "arctanh")
+exp, expm1 = _unary(tc.exp, "exp"), _unary(tc.expm1, "expm1")
+log, log1p = _unary(tc.log, "log"), _unary(tc.log1p, "log1p")
+sqrt, square, reciprocal = _unary(tc.sqrt, "sqrt"), _unary(tc.square, "square"), _unary(tc.reciprocal, "reciprocal")
+abs = _unary(tc.abs, "abs")  # noqa: A001 - numpy's name
+absolute, negative, sign = _unary(tc.abs, "absolute"), _unary(tc.neg, "negative"), _unary(tc.sign, "sign")
+floor, ceil, rint = _unary(tc.floor, "floor"), _unary(tc.ceil, "ceil"), _unary(tc.round, "rint")
+logical_not = _unary(tc.logical_not, "logical_not")
+
+add, subtract, multiply = _binary(tc.add, "add"), _binary(tc.sub, "subtract"), _binary(tc.mul, "multiply")
+divide, true_divide, power = _binary(tc.div, "divide"), _binary(tc.div, "true_divide"), _binary(tc.pow, "power")
+arctan2, logaddexp = _binary(tc.arctan2, "arctan2"), _binary(tc.logaddexp, "logaddexp")
+maximum, minimum = _binary(tc.maximum, "maximum"), _binary(tc.minimum, "minimum")
+equal, not_equal = _binary(tc.eq, "equal"), _binary(tc.ne, "not_equal")
+less, less_equal = _binary(tc.lt, "less"), _binary(tc.le, "less_equal")
+greater, greater_equal = _binary(tc.gt, "greater"), _binary(tc.ge, "greater_equal")
+logical_and, logical_or = _binary(tc.logical_and, "logical_and"), _binary(tc.logical_or, "logical_or")
+
+
+def round(a: Any, decimals: int = 0) -> Any:  # noqa: A001 - numpy's name
+    """numpy's `round` to whole numbers, halves to the even one; only `decimals=0`."""
+    if decimals != 0:
+        raise at(ShaxValueError(f"round: only decimals=0 is supported, got decimals={decimals!r}"), current_source())
+    return tc.round(_array(a))
+
+
+def clip(a: Any, a_min: Any, a_max: Any) -> Any:
+    """numpy's `clip`: min(max(a, a_min), a_max); either bound may be None (not both)."""
+    a = _array(a)
+    if a_min is None and a_max is None:
+        raise at(ShaxValueError("clip: a_min and a_max are both None: give at least one"), current_source())
+    if a_max is None:
+        return tc.maximum(a, _array(a_min))
+    if a_min is None:
+        return tc.minimum(a, _array(a_max))
+    return tc.clip(a, _array(a_min), _array(a_max))
+
+
+def where(condition: Any, x: Any, y: Any, /) -> Any:
+    """numpy's three-argument `where`: x where condition holds, else y, the three broadcast."""
+    return tc.where(_array(condition), _array(x), _array(y))

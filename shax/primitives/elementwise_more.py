@@ -1,0 +1,61 @@
+"""The numpy surface's elementwise primitives beyond Floating's first set: the inverse
+trigonometric and hyperbolic functions, erf, rounding, and the logical functions, each
+one declaration of the elementwise family (`shax.primitives.elementwise`) with its
+derivative, one line of math. `square`, `clip`, `logaddexp`, `where` and the other numpy
+names need no primitive: they are default methods (`typeclasses.instance`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import typeclasses as tc
+from shax.primitive import Linearity
+from shax.primitives.elementwise import elementwise
+from shax.primitives.pointwise import FLOATS
+from shax.rules.codegen import Elementwise
+from shax.types import bool_
+from typeclasses.numpy_instance import erf as numpy_erf
+
+Z = Linearity.NON_DIFFERENTIABLE
+BOOL = frozenset({bool_})
+
+__all__ = [
+    "Arccos", "Arcsin", "Arcsinh", "Arctan", "Arctan2", "Arctanh", "Ceil", "Erf", "Floor", "LogicalAnd", "LogicalNot",
+    "LogicalOr", "Round",
+]  # fmt: skip
+
+# arcsin: d(arcsin x) = dx / √(1 − x²)
+Arcsin = elementwise(tc.arcsin, FLOATS, Elementwise("np.arcsin"), derivative=lambda x, out: 1.0 / tc.sqrt(1.0 - x * x))
+# arccos: d(arccos x) = −dx / √(1 − x²)
+Arccos = elementwise(tc.arccos, FLOATS, Elementwise("np.arccos"), derivative=lambda x, out: -1.0 / tc.sqrt(1.0 - x * x))
+# arctan: d(arctan x) = dx / (1 + x²)
+Arctan = elementwise(tc.arctan, FLOATS, Elementwise("np.arctan"), derivative=lambda x, out: 1.0 / (1.0 + x * x))
+# arcsinh: d(arcsinh x) = dx / √(x² + 1)
+Arcsinh = elementwise(
+    tc.arcsinh, FLOATS, Elementwise("np.arcsinh"), derivative=lambda x, out: 1.0 / tc.sqrt(x * x + 1.0)
+)
+# arctanh: d(arctanh x) = dx / (1 − x²)
+Arctanh = elementwise(tc.arctanh, FLOATS, Elementwise("np.arctanh"), derivative=lambda x, out: 1.0 / (1.0 - x * x))
+# arctan2: d arctan2(y, x) = (x · dy − y · dx) / (x² + y²)
+Arctan2 = elementwise(
+    tc.arctan2,
+    FLOATS,
+    Elementwise("np.arctan2"),
+    derivative=lambda y, x, out: (x / (x * x + y * y), -y / (x * x + y * y)),
+)
+# erf: d erf(x) = 2/√π · e^(−x²) · dx; compiled code calls the numpy instance's function
+Erf = elementwise(
+    tc.erf,
+    FLOATS,
+    Elementwise(numpy_erf, ufunc=False),
+    derivative=lambda x, out: (2.0 / math.sqrt(math.pi)) * tc.exp(-(x * x)),
+)
+# floor, ceil, round: piecewise constant, d ⌊x⌋ = d ⌈x⌉ = d round(x) = 0
+Floor = elementwise(tc.floor, FLOATS, Elementwise("np.floor"), linearity=(Z,))
+Ceil = elementwise(tc.ceil, FLOATS, Elementwise("np.ceil"), linearity=(Z,))
+Round = elementwise(tc.round, FLOATS, Elementwise("np.rint"), linearity=(Z,))
+# The logical functions take and give booleans: nothing to differentiate
+LogicalAnd = elementwise(tc.logical_and, BOOL, Elementwise("np.logical_and"), linearity=(Z, Z), commutative=True)
+LogicalOr = elementwise(tc.logical_or, BOOL, Elementwise("np.logical_or"), linearity=(Z, Z), commutative=True)
+LogicalNot = elementwise(tc.logical_not, BOOL, Elementwise("np.logical_not"), linearity=(Z,))
