@@ -7,7 +7,7 @@ Trace a function (`shax.trace(medium, f32[6], f32[2, 2])`), type it
 """
 
 from shax import checked_numpy as _checked_numpy  # noqa: F401 - registers shax's numpy instance
-from shax import extend, optimizers, passes, primitives, stages
+from shax import extend, nn, numpy, optimizers, passes, primitives, stages
 from shax import typeclass_errors as _typeclass_errors  # noqa: F401 - typeclasses' errors become ShaxErrors
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError
 from shax.evaluate import evaluate
@@ -21,6 +21,6 @@ from shax.types import DType, TensorType, bool_, f32, f64, i32
 __all__ = [
     "Binding", "DType", "extend", "Definition", "Explanation", "LinearizedDefinition", "ShaxError", "ShaxTypeError",
     "ShaxValueError", "TensorType", "Tracer", "Var", "bool_", "evaluate", "explain", "f32", "f64", "i32",
-    "grad", "jit", "jvp", "linearize", "optimizers", "passes", "primitives", "stages", "trace", "value_and_grad",
-    "vjp", "vmap", "xpr",
+    "grad", "jit", "jvp", "linearize", "nn", "numpy", "optimizers", "passes", "primitives", "stages", "trace",
+    "value_and_grad", "vjp", "vmap", "xpr",
 ]  # fmt: skip

@@ -257,6 +257,9 @@ NOT_CALLED = {
     "Binding": "a part of a Definition: the Definition driver builds bad ones",
     "primitives": "primitive classes are parts of a Definition: stages check hand-built ones (test_errors.py)",
     "extend": "declares primitives for the whole process; tests/test_extend.py covers its errors",
+    # Not fuzzed yet: their drivers are still to write (the numpy surface's own tests cover them).
+    "nn": "not fuzzed yet: tests/test_nn.py",
+    "numpy": "not fuzzed yet: tests/test_numpy_*.py",
 }
 NAMESPACES = {"stages": (stages, STAGES), "passes": (passes, PASSES), "optimizers": (optimizers, OPTIMIZERS)}
 

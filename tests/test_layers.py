@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("shax.stages",),
     ("shax.codegen",),
     ("shax.transforms",),
-    ("shax.explain", "shax.cli", "shax.optimizers", "shax.numpy", "shax"),
+    ("shax.explain", "shax.cli", "shax.optimizers", "shax.numpy", "shax.nn", "shax"),
 ]  # fmt: skip
 
 

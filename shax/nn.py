@@ -1,0 +1,87 @@
+"""`shax.nn`: the activation and normalisation functions of `jax.nn`, with its signatures,
+values and gradients, written with the typeclass functions and `shax.numpy`: each runs
+on numpy values and on tracers, and differentiates again.
+
+The shifts that keep `softmax`, `log_softmax` and `logsumexp` from overflowing subtract
+the maximum along the axis: its derivative cancels exactly (d(x − m) summed against a
+softmax gives dx), so the gradient is JAX's, which stops it instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import shax.numpy as snp
+import typeclasses as tc
+
+__all__ = ["gelu", "log_softmax", "logsumexp", "one_hot", "relu", "sigmoid", "silu", "softmax", "softplus"]
+
+Axis = int | Sequence[int] | None
+
+
+def relu(x: Any) -> Any:
+    """max(x, 0), with derivative 0 at 0 (JAX's)."""
+    return tc.select(snp.greater(x, 0.0), x, 0.0)
+
+
+def sigmoid(x: Any) -> Any:
+    """1 / (1 + e⁻ˣ), without overflow."""
+    return tc.logistic(x)
+
+
+def softplus(x: Any) -> Any:
+    """log(1 + eˣ) = max(x, 0) + log1p(e^−|x|), stable for large |x|; its derivative is sigmoid."""
+    return tc.max(x, 0.0) + tc.log1p(tc.exp(-tc.abs(x)))
+
+
+def silu(x: Any) -> Any:
+    """x · sigmoid(x) (also called swish)."""
+    return x * tc.logistic(x)
+
+
+def gelu(x: Any, approximate: bool = True) -> Any:
+    """x · Φ(x): by default JAX's tanh approximation, ½x(1 + tanh(√(2/π)(x + 0.044715x³)));
+    `approximate=False` uses the error function, Φ(x) = ½(1 + erf(x/√2))."""
+    if approximate:
+        return 0.5 * x * (1.0 + tc.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * (x * x * x))))
+    return 0.5 * x * (1.0 + tc.erf(x * (1.0 / math.sqrt(2.0))))
+
+
+def logsumexp(a: Any, axis: Axis = None, keepdims: bool = False) -> Any:
+    """log Σ exp(a) along `axis` (all axes by default): m + log Σ exp(a − m), m the maximum."""
+    m = snp.max(a, axis=axis, keepdims=True)
+    total = m + tc.log(snp.sum(tc.exp(a - m), axis=axis, keepdims=True))
+    return total if keepdims else snp.squeeze(total, axis=_axes(a, axis))
+
+
+def log_softmax(x: Any, axis: Axis = -1) -> Any:
+    """x − logsumexp(x) along `axis`."""
+    shifted = x - snp.max(x, axis=axis, keepdims=True)
+    return shifted - tc.log(snp.sum(tc.exp(shifted), axis=axis, keepdims=True))
+
+
+def softmax(x: Any, axis: Axis = -1) -> Any:
+    """exp(x) / Σ exp(x) along `axis`."""
+    unnormalized = tc.exp(x - snp.max(x, axis=axis, keepdims=True))
+    return unnormalized / snp.sum(unnormalized, axis=axis, keepdims=True)
+
+
+def one_hot(x: Any, num_classes: int, dtype: Any = np.float32, axis: int = -1) -> Any:
+    """1 where x equals the class of the new axis (at `axis`), else 0: integer labels to rows."""
+    rank = len(tc.shape(x)) + 1
+    position = axis % rank if -rank <= axis < rank else rank  # out of range: expand_dims says so
+    labels = snp.expand_dims(x, position)
+    classes = np.arange(num_classes, dtype=np.int32).reshape([-1 if k == position else 1 for k in range(rank)])
+    hit = snp.equal(labels, classes)
+    return tc.select(hit, np.ones(tc.shape(hit), dtype), np.zeros(tc.shape(hit), dtype))
+
+
+def _axes(a: Any, axis: Axis) -> tuple[int, ...]:
+    rank = len(tc.shape(a))
+    if axis is None:
+        return tuple(range(rank))
+    return (axis,) if isinstance(axis, int) else tuple(axis)
