@@ -10,7 +10,6 @@ softmax gives dx), so the gradient is JAX's, which stops it instead.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -20,7 +19,7 @@ import typeclasses as tc
 
 __all__ = ["gelu", "log_softmax", "logsumexp", "one_hot", "relu", "sigmoid", "silu", "softmax", "softplus"]
 
-Axis = int | Sequence[int] | None
+Axis = int | tuple[int, ...] | None
 
 
 def relu(x: Any) -> Any:
