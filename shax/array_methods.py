@@ -51,6 +51,11 @@ class ArrayMethods:
         """`x.reshape(2, 3)` or `x.reshape((2, 3))`; one size may be -1."""
         return _snp().reshape(self, shape[0] if len(shape) == 1 else shape)
 
+    def astype(self, dtype: Any) -> Any:
+        """x's elements as the numpy `dtype` (numpy's rounding: floats to ints toward zero)."""
+        this: Any = self  # a Tracer: the mixin's own type is no tensor to mypy
+        return tc.convert_element_type(this, dtype)
+
     def transpose(self, *axes: Any) -> Any:
         """`x.transpose()` reverses the axes; `x.transpose(1, 0, 2)` or `x.transpose((1, 0, 2))`."""
         if not axes or axes == (None,):

@@ -19,6 +19,7 @@ import numpy as np
 
 from shax.ir import Binding, Definition, Var
 from shax.primitives import SMALL_CONSTANT, Arg, Constant, DotGeneral, Primitive
+from shax.types import DType
 
 
 def show_float(x: Any) -> str:
@@ -47,6 +48,8 @@ def show_float(x: Any) -> str:
 
 
 def show_scalar(x: Any) -> str:
+    if isinstance(x, DType):
+        return x.name
     if isinstance(x, (bool, np.bool_)):
         return "True" if x else "False"
     if isinstance(x, (int, np.integer)):

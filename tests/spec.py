@@ -47,6 +47,7 @@ from typeclasses import (
     broadcast,
     ceil,
     concatenate,
+    convert_element_type,
     cos,
     div,
     dot,
@@ -299,6 +300,17 @@ ROWS: list[Spec] = [
         (
             Case("inner", lambda x: slice(x, [1, 0], [3, 2]), ((4, 3),)),
             Case("whole", lambda x: slice(x, [0], [3]), ((3,),)),
+        ),
+        (REAL,),
+        ALL,
+    ),
+    Spec(
+        P.ConvertElementType,
+        (
+            # Up to f64: exact, so the row's checks hold to the operand's precision (a cast
+            # down rounds; tests/test_convert.py checks it).
+            Case("to_f64", lambda x: convert_element_type(x, np.float64), ((2, 3),)),
+            Case("scalar", lambda x: convert_element_type(x, np.float64), ((),)),
         ),
         (REAL,),
         ALL,

@@ -58,6 +58,7 @@ from typeclasses import (
     broadcast,
     clip,
     concatenate,
+    convert_element_type,
     cos,
     cosh,
     dot,
@@ -480,6 +481,12 @@ def _select(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value]
 
 
 # Steps by family; a step is drawn by family first, so that no family crowds out the others.
+def _sin_in_f64(x: Any) -> Any:
+    """sin computed in f64, cast back to x's dtype (a numpy dtype, or a tracer's shax dtype)."""
+    dtype = getattr(x.dtype, "numpy", x.dtype)
+    return convert_element_type(sin(convert_element_type(x, np.float64)), dtype)
+
+
 FAMILIES: dict[str, dict[str, StepMaker]] = {
     "unary": {
         "sin": _unary("sin({0})", sin, lambda b: 1.0),
@@ -508,6 +515,7 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
         "square_fn": _unary("square({0})", square, lambda b: b * b),
         "reciprocal": _unary("reciprocal({0} * {0} + 1.0)", lambda x: reciprocal(x * x + 1.0), lambda b: 1.0),
         "rsqrt_fn": _unary("rsqrt({0} * {0} + 1.0)", lambda x: rsqrt(x * x + 1.0), lambda b: 1.0),
+        "cast": _unary("sin({0} as f64) as its dtype", _sin_in_f64, lambda b: 1.0),
     },
     "binary": {
         "add": _binary("{0} + {1}", lambda x, y: x + y, lambda a, b: a + b),

@@ -5,7 +5,7 @@ Floating: add sub mul div neg abs signum pow sin cos tan exp log sqrt tanh
           floor ceil round (default methods: sinh cosh log_base square reciprocal
           rsqrt logaddexp sign)
 Ord:      min max lt le gt ge (default methods: maximum minimum clip)
-HNP:      reshape broadcast transpose slice pad concatenate reduce_sum select dot_general eq ne
+HNP:      reshape broadcast transpose slice pad concatenate convert_element_type reduce_sum select dot_general eq ne
           reduce_max reduce_min reduce_prod argmax argmin logical_and logical_or logical_not
           (default methods: dot, matmul, mean, var, where), and `shape` to ask a value for
           its shape.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from typeclasses.dispatch import HNP, Floating, Ord, pick, typeclass_function
 
@@ -27,7 +27,8 @@ H = TypeVar("H", bound=HNP)
 DotDims = tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]]
 
 __all__ = [
-    "DotDims", "abs", "add", "broadcast", "concatenate", "cos", "cosh", "div", "dot", "dot_dims", "dot_general",
+    "DotDims", "abs", "add", "broadcast", "concatenate", "convert_element_type", "cos", "cosh", "div", "dot",
+    "dot_dims", "dot_general",
     "eq", "exp", "expm1", "ge", "gt", "le", "log", "log1p", "log_base", "logistic", "lt", "matmul", "max", "min",
     "mul", "ne", "neg", "pad", "pow", "reduce_sum",
     "argmax", "argmin", "mean", "reduce_max", "reduce_min", "reduce_prod", "var",
@@ -402,6 +403,12 @@ def matmul(x: H, y: H) -> H:
 @typeclass_function(HNP)
 def eq(x: H, y: H) -> H:
     return pick("eq", x, y).eq(x, y)
+
+
+@typeclass_function(HNP)
+def convert_element_type(x: H, dtype: Any) -> H:
+    """x's elements as the numpy `dtype` (numpy's `astype`)."""
+    return pick("convert_element_type", x).convert_element_type(x, dtype)
 
 
 @typeclass_function(HNP)

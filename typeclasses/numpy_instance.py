@@ -215,6 +215,9 @@ class NumpyInstance(Instance):
     def eq(self, x: Any, y: Any) -> Any:
         return np.equal(x, y)
 
+    def convert_element_type(self, x: Any, dtype: Any) -> Any:
+        return np.asarray(x).astype(dtype)
+
     def ne(self, x: Any, y: Any) -> Any:
         return np.not_equal(x, y)
 
