@@ -1,6 +1,6 @@
 """numpy's array attributes and methods for tracers: `size`, `T`, `mT`, `reshape`,
-`transpose`, `len()`, iteration over the first axis, and basic indexing (ints, slices
-of step 1, None, ...), lowered to `slice` and `reshape`. Each is `shax.numpy`'s
+`transpose`, `astype`, `len()`, iteration over the first axis, and basic indexing (ints,
+slices of step 1 or -1, None, ...), lowered to `slice`, `rev` and `reshape`. Each is `shax.numpy`'s
 function of the same name, as in numpy."""
 
 from __future__ import annotations
@@ -91,6 +91,7 @@ def index(x: Any, key: Any) -> Any:
     else:
         items += [slice(None)] * (len(shape) - used)
     start, end, out = [], [], []
+    reversed_axes: list[int] = []
     axis = 0
     for item in items:
         if item is None:
@@ -98,12 +99,16 @@ def index(x: Any, key: Any) -> Any:
             continue
         n = shape[axis]
         if isinstance(item, slice):
-            if item.step not in (None, 1):
-                raise _unsupported(f"slices with step {item.step} are not supported yet (only step 1)")
-            s, e, _ = item.indices(n)
+            if item.step not in (None, 1, -1):
+                raise _unsupported(f"slices with step {item.step} are not supported yet (only steps 1 and -1)")
+            s, e, step = item.indices(n)
+            count = len(range(s, e, step))
+            if step == -1:  # s, s - 1, ..., e + 1: the slice [e + 1, s + 1) reversed
+                s = e + 1 if count else 0
+                reversed_axes.append(axis)
             start.append(s)
-            end.append(max(s, e))
-            out.append(max(s, e) - s)
+            end.append(s + count)
+            out.append(count)
         elif isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
             k = int(item)
             if not -n <= k < n:
@@ -113,11 +118,13 @@ def index(x: Any, key: Any) -> Any:
         else:
             raise _unsupported(
                 f"indexing with a {type(item).__name__} is not supported yet "
-                "(only ints, slices of step 1, None and ...)"
+                "(only ints, slices of step 1 or -1, None and ...)"
             )
         axis += 1
     if start != [0] * len(shape) or end != list(shape):
         x = tc.slice(x, start, end)
+    if reversed_axes:
+        x = tc.rev(x, reversed_axes)
     return x if tuple(out) == tuple(tc.shape(x)) else tc.reshape(x, out)
 
 

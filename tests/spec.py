@@ -79,6 +79,7 @@ from typeclasses import (
     reduce_prod,
     reduce_sum,
     reshape,
+    rev,
     round,
     select,
     signum,
@@ -300,6 +301,16 @@ ROWS: list[Spec] = [
         (
             Case("inner", lambda x: slice(x, [1, 0], [3, 2]), ((4, 3),)),
             Case("whole", lambda x: slice(x, [0], [3]), ((3,),)),
+        ),
+        (REAL,),
+        ALL,
+    ),
+    Spec(
+        P.Rev,
+        (
+            Case("columns", lambda x: rev(x, [1]), ((2, 3),)),
+            Case("both", lambda x: rev(x, [0, 1]), ((2, 3),)),
+            Case("none", lambda x: rev(x, []), ((3,),)),
         ),
         (REAL,),
         ALL,

@@ -87,6 +87,7 @@ from typeclasses import (
     reduce_prod,
     reduce_sum,
     reshape,
+    rev,
     round,
     rsqrt,
     select,
@@ -359,6 +360,13 @@ def _pad(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | 
     return step, result
 
 
+def _rev(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    k = _pick(draw, values)
+    v = values[k]
+    axes = sorted(draw(st.sets(st.integers(0, len(v.shape) - 1))) if v.shape else [])
+    return Step(f"rev({{0}}, {axes})", (k,), lambda x, _a=axes: rev(x, _a)), v
+
+
 def _concatenate(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
     k = _pick(draw, values, lambda v: len(v.shape) > 0)
     if k is None:
@@ -535,6 +543,7 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
         "slice": _slice,
         "pad": _pad,
         "concatenate": _concatenate,
+        "rev": _rev,
         "reduce_sum": _reduction("reduce_sum", reduce_sum, lambda b, n: b * n),
         "reduce_prod": _reduction("reduce_prod", reduce_prod, lambda b, n: b**n),
     },

@@ -274,6 +274,7 @@ TYPECLASS_CALLS: dict[str, tuple[Any, ...]] = {
     "pad": (A23, [(1, 0), (0, 2)], 0.0),
     "concatenate": (A23, A23, 1),
     "convert_element_type": (A23, np.float64),
+    "rev": (A23, [1]),
     "reduce_sum": (A23, [1]),
     **{name: (A23, [1]) for name in ("reduce_max", "reduce_min", "reduce_prod", "mean", "var")},
     **{name: (A23, 1) for name in ("argmax", "argmin")},

@@ -107,7 +107,9 @@ def test_matmul_is_numpys(x_shape: tuple[int, ...], y_shape: tuple[int, ...]) ->
 
 
 INDEXES = [0, -1, (1, 2), (slice(None), 1), (Ellipsis, 0), (None, 0), (slice(-5, 2), None, slice(1, 100)),
-           (slice(3, 1),), (Ellipsis,), (slice(None), Ellipsis, None), (np.int64(1), slice(1, None)), ()]  # fmt: skip
+           (slice(3, 1),), (Ellipsis,), (slice(None), Ellipsis, None), (np.int64(1), slice(1, None)), (),
+           slice(None, None, -1), (slice(None), slice(None, 0, -1)), (1, slice(5, 0, -1), slice(None, None, -1)),
+           (Ellipsis, slice(None, 1, -1)), (slice(0, 2, -1),)]  # fmt: skip
 
 
 @pytest.mark.parametrize("key", INDEXES, ids=repr)
@@ -118,12 +120,25 @@ def test_basic_indexing_is_numpys(key: Any) -> None:
     same(shax.vmap(lambda x: x[key])(xs), np.stack([v[key] for v in xs]))
 
 
-@pytest.mark.parametrize(
-    "key", [slice(None, None, 2), np.array([0, 1]), [0, 1], True, 1.0, (0, 0, 0, 0), (Ellipsis, Ellipsis), 5, -4]
-)
+OTHER_INDEXES = [slice(None, None, 2), slice(None, None, -2), np.array([0, 1]), [0, 1], True, 1.0, (0, 0, 0, 0),
+                 (Ellipsis, Ellipsis), 5, -4]  # fmt: skip
+
+
+@pytest.mark.parametrize("key", OTHER_INDEXES)
 def test_other_indexing_is_a_shax_error(key: Any) -> None:
     with pytest.raises(shax.ShaxError, match="indexing"):
         shax.jit(lambda x: x[key])(array(3, 2))
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 2)])
+def test_flip_is_numpys_and_its_own_transpose(axis: Any) -> None:
+    x, w = array(2, 3, 4), array(2, 3, 4) + 0.5
+    same(snp.flip(x, axis), np.flip(x, axis))
+    same(shax.jit(lambda x: snp.flip(x, axis))(x), np.flip(x, axis))
+    xs = array(5, 2, 3, 4)
+    same(shax.vmap(lambda x: snp.flip(x, axis))(xs), np.stack([np.flip(v, axis) for v in xs]))
+    # d<flip x, w>/dx = flip w
+    same(shax.grad(lambda x: reduce_sum(snp.flip(x, axis) * w, [0, 1, 2]))(x), np.flip(w, axis))
 
 
 def test_array_attributes() -> None:

@@ -5,7 +5,7 @@ Floating: add sub mul div neg abs signum pow sin cos tan exp log sqrt tanh
           floor ceil round (default methods: sinh cosh log_base square reciprocal
           rsqrt logaddexp sign)
 Ord:      min max lt le gt ge (default methods: maximum minimum clip)
-HNP:      reshape broadcast transpose slice pad concatenate convert_element_type reduce_sum select dot_general eq ne
+HNP:      reshape broadcast transpose rev slice pad concatenate convert_element_type reduce_sum select dot_general eq ne
           reduce_max reduce_min reduce_prod argmax argmin logical_and logical_or logical_not
           (default methods: dot, matmul, mean, var, where), and `shape` to ask a value for
           its shape.
@@ -32,7 +32,7 @@ __all__ = [
     "eq", "exp", "expm1", "ge", "gt", "le", "log", "log1p", "log_base", "logistic", "lt", "matmul", "max", "min",
     "mul", "ne", "neg", "pad", "pow", "reduce_sum",
     "argmax", "argmin", "mean", "reduce_max", "reduce_min", "reduce_prod", "var",
-    "reshape", "select", "shape", "signum", "sin", "sinh", "slice", "sqrt", "sub", "tan", "tanh", "transpose",
+    "reshape", "rev", "select", "shape", "signum", "sin", "sinh", "slice", "sqrt", "sub", "tan", "tanh", "transpose",
     # the numpy surface's elementwise functions
     "arccos", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "clip", "erf", "floor", "logaddexp",
     "logical_and", "logical_not", "logical_or", "maximum", "minimum", "reciprocal", "round", "rsqrt", "sign", "square",
@@ -403,6 +403,12 @@ def matmul(x: H, y: H) -> H:
 @typeclass_function(HNP)
 def eq(x: H, y: H) -> H:
     return pick("eq", x, y).eq(x, y)
+
+
+@typeclass_function(HNP)
+def rev(x: H, axes: Sequence[int]) -> H:
+    """x with its elements in reverse order along each of `axes` (numpy's `flip`)."""
+    return pick("rev", x).rev(x, axes)
 
 
 @typeclass_function(HNP)

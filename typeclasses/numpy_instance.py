@@ -215,6 +215,9 @@ class NumpyInstance(Instance):
     def eq(self, x: Any, y: Any) -> Any:
         return np.equal(x, y)
 
+    def rev(self, x: Any, axes: Sequence[int]) -> Any:
+        return np.flip(x, tuple(axes)) if axes else np.asarray(x)
+
     def convert_element_type(self, x: Any, dtype: Any) -> Any:
         return np.asarray(x).astype(dtype)
 

@@ -22,7 +22,7 @@ from shax.location import current_source
 from typeclasses.numpy_instance import NUMPY_TYPES
 
 __all__ = [
-    "arange", "broadcast_to", "concatenate", "dot", "expand_dims", "eye", "full", "inner", "linspace", "matmul",
+    "arange", "broadcast_to", "concatenate", "dot", "expand_dims", "eye", "flip", "full", "inner", "linspace", "matmul",
     "moveaxis", "ndim", "ones", "ones_like", "outer", "reshape", "shape", "size", "split", "squeeze", "stack",
     "swapaxes", "tensordot", "transpose", "zeros", "zeros_like",
 ]  # fmt: skip
@@ -87,6 +87,12 @@ def reshape(a: Any, shape: Any) -> Any:
     if tuple(new) == old:
         return a
     return tc.reshape(a, new)
+
+
+def flip(m: Any, axis: Any = None) -> Any:
+    """m with its elements in reverse order along `axis` (all axes if None)."""
+    rank = len(tc.shape(m))
+    return tc.rev(m, list(range(rank)) if axis is None else _axes("flip", axis, rank))
 
 
 def transpose(a: Any, axes: Any = None) -> Any:

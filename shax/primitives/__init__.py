@@ -3,7 +3,17 @@ registers their rules. `shax.primitive` says what a primitive is; `shax.extend` 
 declare one of your own."""
 
 from shax.primitive import Arg, Linearity, Primitive, all_primitives
-from shax.primitives import concatenate, constant, convert, dot, elementwise_more, pointwise, reduce, shape  # families
+from shax.primitives import (  # families
+    concatenate,
+    constant,
+    convert,
+    dot,
+    elementwise_more,
+    pointwise,
+    reduce,
+    rev,
+    shape,
+)
 from shax.primitives.concatenate import *  # noqa: F403
 from shax.primitives.constant import *  # noqa: F403 - each family module lists its primitives in __all__
 from shax.primitives.convert import *  # noqa: F403
@@ -12,8 +22,9 @@ from shax.primitives.elementwise import Pointwise, elementwise
 from shax.primitives.elementwise_more import *  # noqa: F403
 from shax.primitives.pointwise import *  # noqa: F403
 from shax.primitives.reduce import *  # noqa: F403
+from shax.primitives.rev import *  # noqa: F403
 from shax.primitives.shape import *  # noqa: F403
 
 __all__ = ["Arg", "Linearity", "Pointwise", "Primitive", "all_primitives", "elementwise"]
 __all__ += concatenate.__all__ + constant.__all__ + dot.__all__ + elementwise_more.__all__ + pointwise.__all__
-__all__ += convert.__all__ + reduce.__all__ + shape.__all__
+__all__ += convert.__all__ + reduce.__all__ + rev.__all__ + shape.__all__

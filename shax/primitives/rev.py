@@ -1,0 +1,64 @@
+"""rev: x with the order of its elements reversed along `axes` (numpy's `flip`, XLA's
+`rev`). Linear: d rev(x) = rev(dx), derived from its linearity, and its own transpose,
+since reversing is a permutation that is its own inverse: (rev)ᵀ ct = rev(ct)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
+
+import attrs
+
+import typeclasses as tc
+from shax.errors import ShaxValueError
+from shax.primitive import Linearity, Primitive, ints
+from shax.rules.batch import batch_rule, batched, shifted
+from shax.rules.codegen import Operand, Site, codegen_rule
+from shax.rules.transpose import Linear, transpose_rule
+from shax.rules.types import type_rule
+from shax.types import TensorType
+
+if TYPE_CHECKING:
+    from shax.tracer import Tracer
+
+__all__ = ["Rev"]
+
+
+@attrs.frozen
+class Rev(Primitive):
+    """x reversed along each of `axes` (distinct axes of x)."""
+
+    name, function = "rev", tc.rev
+    linearity: ClassVar[tuple[Linearity, ...]] = (Linearity.LINEAR,)
+    axes: tuple[int, ...] = attrs.field(converter=ints)
+
+
+@type_rule(Rev)
+def _rev_type(prim: Rev, operands: Sequence[TensorType]) -> TensorType:
+    (x,) = operands
+    if len(set(prim.axes)) != len(prim.axes) or not all(0 <= a < x.rank for a in prim.axes):
+        raise prim.fail(
+            f"axes {list(prim.axes)} must be distinct axes of a rank-{x.rank} tensor", x, error=ShaxValueError
+        )
+    return x
+
+
+# rev: np.flip's view of x (negative strides), so x's memory is kept while it lives
+@codegen_rule(Rev)
+def _rev_codegen(prim: Rev, site: Site, operands: Sequence[Operand]) -> str:
+    (x,) = operands
+    site.view(x, contiguous=x.contiguous and not prim.axes)
+    return f"np.flip({x}, {tuple(prim.axes)})" if prim.axes else f"{x}"
+
+
+# (rev dx)ᵀ ct = rev ct
+@transpose_rule(Rev)
+def _rev_transpose(prim: Rev, ct: Tracer, operands: Sequence[Linear]) -> tuple[Tracer]:
+    return (tc.rev(ct, list(prim.axes)),)
+
+
+# rev: the same axes, past the batch axis d
+@batch_rule(Rev)
+def _rev_batch(prim: Rev, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
+    (x,), d = operands, batched(dims[0])
+    return tc.rev(x, [shifted(a, d) for a in prim.axes]), d
