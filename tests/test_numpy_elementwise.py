@@ -20,7 +20,7 @@ from shax.numpy import _elementwise
 INSIDE_ONE, POSITIVE, REAL, NONZERO = (-0.9, 0.9), (0.5, 2.0), (-2.0, 2.0), (0.5, 2.0)
 UNARY: dict[str, tuple[float, float]] = {
     "sin": REAL, "cos": REAL, "tan": (-1.2, 1.2), "arcsin": INSIDE_ONE, "arccos": INSIDE_ONE, "arctan": REAL,
-    "tanh": REAL, "arcsinh": REAL, "arctanh": INSIDE_ONE, "exp": REAL, "expm1": REAL,
+    "tanh": REAL, "sinh": REAL, "cosh": REAL, "arcsinh": REAL, "arctanh": INSIDE_ONE, "exp": REAL, "expm1": REAL,
     "log": POSITIVE, "log1p": POSITIVE, "sqrt": POSITIVE, "square": REAL, "reciprocal": NONZERO, "abs": REAL,
     "absolute": REAL, "negative": REAL, "sign": REAL, "floor": (-3.0, 3.0), "ceil": (-3.0, 3.0), "rint": (-3.0, 3.0),
     "round": (-3.0, 3.0),

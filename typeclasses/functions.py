@@ -1,8 +1,8 @@
 """The typeclass functions users write against, each dispatching on its operands.
 
 Floating: add sub mul div neg abs signum pow sin cos tan exp log sqrt tanh
-          log1p expm1 logistic arcsin arccos arctan arctan2 arcsinh arctanh erf
-          floor ceil round (default methods: sinh cosh log_base square reciprocal
+          log1p expm1 logistic sinh cosh arcsin arccos arctan arctan2 arcsinh arctanh erf
+          floor ceil round (default methods: log_base square reciprocal
           rsqrt logaddexp sign)
 Ord:      min max lt le gt ge (default methods: maximum minimum clip)
 HNP:      reshape broadcast transpose rev slice pad concatenate convert_element_type reduce_sum select dot_general eq ne

@@ -31,14 +31,6 @@ class Instance:
         reason = f"the {type(self).__name__} typeclass instance does not implement it"
         raise error(MissingMethodError, method, (), reason)
 
-    # sinh x = (e^x - e^-x) / 2
-    def sinh(self, x: Any) -> Any:
-        return (tc.exp(x) - tc.exp(tc.neg(x))) * 0.5
-
-    # cosh x = (e^x + e^-x) / 2
-    def cosh(self, x: Any) -> Any:
-        return (tc.exp(x) + tc.exp(tc.neg(x))) * 0.5
-
     # logBase b x = log x / log b
     def log_base(self, base: Any, x: Any) -> Any:
         return tc.div(tc.log(x), tc.log(base))

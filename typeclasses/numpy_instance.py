@@ -97,6 +97,12 @@ class NumpyInstance(Instance):
     def tanh(self, x: Any) -> Any:
         return _tanh(x)
 
+    def sinh(self, x: Any) -> Any:
+        return np.sinh(x)
+
+    def cosh(self, x: Any) -> Any:
+        return np.cosh(x)
+
     def log1p(self, x: Any) -> Any:
         return np.log1p(x)
 

@@ -16,9 +16,9 @@ from shax.location import current_source
 
 __all__ = [
     "abs", "absolute", "add", "arccos", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "clip",
-    "cos", "divide", "equal", "exp", "expm1", "floor", "greater", "greater_equal", "less", "less_equal", "log",
+    "cos", "cosh", "divide", "equal", "exp", "expm1", "floor", "greater", "greater_equal", "less", "less_equal", "log",
     "log1p", "logaddexp", "logical_and", "logical_not", "logical_or", "maximum", "minimum", "multiply", "negative",
-    "not_equal", "power", "reciprocal", "rint", "round", "sign", "sin", "sqrt", "square", "subtract", "tan",
+    "not_equal", "power", "reciprocal", "rint", "round", "sign", "sin", "sinh", "sqrt", "square", "subtract", "tan",
     "tanh", "true_divide", "where",
 ]  # fmt: skip
 
@@ -47,6 +47,7 @@ def _binary(function: Any, name: str) -> Any:
 
 
 sin, cos, tan = _unary(tc.sin, "sin"), _unary(tc.cos, "cos"), _unary(tc.tan, "tan")
+sinh, cosh = _unary(tc.sinh, "sinh"), _unary(tc.cosh, "cosh")
 arcsin, arccos, arctan = _unary(tc.arcsin, "arcsin"), _unary(tc.arccos, "arccos"), _unary(tc.arctan, "arctan")
 tanh = _unary(tc.tanh, "tanh")
 arcsinh, arctanh = _unary(tc.arcsinh, "arcsinh"), _unary(tc.arctanh, "arctanh")

@@ -34,8 +34,9 @@ ANY = frozenset(DTYPES)
 L, B, N, Z = Linearity.LINEAR, Linearity.BILINEAR, Linearity.NONLINEAR, Linearity.NON_DIFFERENTIABLE
 
 __all__ = [
-    "ANY", "FLOATS", "NUMBERS", "Abs", "Add", "Cos", "Div", "Eq", "Exp", "Expm1", "Ge", "Gt", "Le", "Log", "Log1p",
-    "Logistic", "Lt", "Max", "Min", "Mul", "Ne", "Neg", "Pow", "Select", "Signum", "Sin", "Sqrt", "Sub", "Tan", "Tanh",
+    "ANY", "FLOATS", "NUMBERS", "Abs", "Add", "Cos", "Cosh", "Div", "Eq", "Exp", "Expm1", "Ge", "Gt", "Le", "Log",
+    "Log1p", "Logistic", "Lt", "Max", "Min", "Mul", "Ne", "Neg", "Pow", "Select", "Signum", "Sin", "Sinh", "Sqrt",
+    "Sub", "Tan", "Tanh",
 ]  # fmt: skip
 
 # Unary: d f(x) = f'(x) · dx, f' as a function of x and out = f(x). `**` is not np.power on
@@ -67,6 +68,10 @@ Abs = elementwise(tc.abs, NUMBERS, Elementwise("np.abs"), derivative=lambda x, o
 Signum = elementwise(tc.signum, NUMBERS, Elementwise("np.sign"), linearity=(Z,), name="sign")
 # log1p: d log(1 + x) = dx / (1 + x)
 Log1p = elementwise(tc.log1p, FLOATS, Elementwise("np.log1p"), derivative=lambda x, out: 1.0 / (1.0 + x))
+# sinh: d sinh x = cosh x · dx; cosh: d cosh x = sinh x · dx (numpy's, accurate near 0,
+# where (eˣ − e⁻ˣ) / 2 loses every digit)
+Sinh = elementwise(tc.sinh, FLOATS, Elementwise("np.sinh"), derivative=lambda x, out: tc.cosh(x))
+Cosh = elementwise(tc.cosh, FLOATS, Elementwise("np.cosh"), derivative=lambda x, out: tc.sinh(x))
 # expm1: d(eˣ − 1) = eˣ · dx = (out + 1) · dx
 Expm1 = elementwise(tc.expm1, FLOATS, Elementwise("np.expm1"), derivative=lambda x, out: out + 1.0)
 # logistic: d σ(x) = σ(x) (1 − σ(x)) · dx; compiled code calls the numpy instance's function
