@@ -223,3 +223,30 @@ def test_bad_shapes_are_shax_errors(call: Callable[[Any], Any]) -> None:
         shax.jit(call)(array(2, 3))
     with pytest.raises(shax.ShaxError):
         call(array(2, 3))
+
+
+@pytest.mark.parametrize(
+    ("function", "expected"),
+    [
+        (lambda x, reps=reps: snp.tile(x, reps), lambda x, reps=reps: np.tile(x, reps))
+        for reps in (2, (2, 1), (1, 3), (2, 2, 2), 0)
+    ]
+    + [
+        (lambda x, r=r, a=axis: snp.repeat(x, r, a), lambda x, r=r, a=axis: np.repeat(x, r, a))
+        for r, axis in ((2, None), (3, 0), (2, 1), (2, -1), (0, 0))
+    ],
+)
+def test_tile_and_repeat_are_numpys(function: Any, expected: Any) -> None:
+    x, xs = array(2, 3), array(4, 2, 3)
+    same(function(x), expected(x))
+    same(shax.jit(function)(x), expected(x))
+    same(shax.vmap(function)(xs), np.stack([expected(v) for v in xs]))
+    # Linear: <f(dx), w> = <dx, fᵀ(w)>, the transpose by grad
+    w, dx = array(*np.shape(expected(x))) + 0.5, array(2, 3) - 0.25
+    gradient = shax.grad(lambda x: snp.sum(function(x) * w))(x)
+    np.testing.assert_allclose(np.sum(expected(dx) * w), np.sum(dx * gradient), rtol=1e-5)  # f32
+
+
+def test_repeat_with_counts_per_element_is_a_shax_error() -> None:
+    with pytest.raises(shax.ShaxError, match="repeat"):
+        snp.repeat(array(3), [1, 2, 3])

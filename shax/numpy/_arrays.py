@@ -23,8 +23,8 @@ from typeclasses.numpy_instance import NUMPY_TYPES
 
 __all__ = [
     "arange", "broadcast_to", "concatenate", "dot", "expand_dims", "eye", "flip", "full", "inner", "linspace", "matmul",
-    "moveaxis", "ndim", "ones", "ones_like", "outer", "reshape", "shape", "size", "split", "squeeze", "stack",
-    "swapaxes", "tensordot", "transpose", "zeros", "zeros_like",
+    "moveaxis", "ndim", "ones", "ones_like", "outer", "repeat", "reshape", "shape", "size", "split", "squeeze", "stack",
+    "swapaxes", "tensordot", "tile", "transpose", "zeros", "zeros_like",
 ]  # fmt: skip
 
 
@@ -140,6 +140,37 @@ def squeeze(a: Any, axis: Any = None) -> Any:
         if any(old[k] != 1 for k in gone):
             raise _fail("squeeze", f"cannot squeeze an axis whose size is not 1 (shape {old}, axis {axis!r})")
     return reshape(a, [n for k, n in enumerate(old) if k not in gone])
+
+
+def tile(A: Any, reps: Any) -> Any:  # noqa: N803 - numpy's name
+    """A repeated reps[i] times along axis i (numpy's): A and reps are aligned at the end,
+    each axis n becoming the broadcast (r, n) read as r·n."""
+    items = [reps] if not isinstance(reps, (tuple, list)) else list(reps)
+    counts = [_int("tile", r, "a repetition count") for r in items]
+    if any(r < 0 for r in counts):
+        raise _fail("tile", f"repetition counts must be at least 0, got {tuple(counts)}")
+    rank = max(len(counts), len(tc.shape(A)))
+    shape = [1] * (rank - len(tc.shape(A))) + list(tc.shape(A))
+    counts = [1] * (rank - len(counts)) + counts
+    spread = tc.broadcast(
+        tc.reshape(A, shape), [2 * k + 1 for k in range(rank)], [m for pair in zip(counts, shape) for m in pair]
+    )
+    return tc.reshape(spread, [r * n for r, n in zip(counts, shape)])
+
+
+def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
+    """Each element of `a` repeated `repeats` times along `axis` (flattened first if None):
+    the axis n becomes the broadcast (n, r) read as n·r. One count for all (numpy's
+    per-element counts need a gather)."""
+    r = _int("repeat", repeats, "the repetition count (one int)")
+    if r < 0:
+        raise _fail("repeat", f"the repetition count must be at least 0, got {r}")
+    if axis is None:
+        a, axis = reshape(a, -1), 0
+    shape = list(tc.shape(a))
+    k = normalize_axis("repeat", axis, len(shape))
+    spread = tc.broadcast(a, [m for m in range(len(shape) + 1) if m != k + 1], [*shape[: k + 1], r, *shape[k + 1 :]])
+    return tc.reshape(spread, [*shape[:k], shape[k] * r, *shape[k + 1 :]])
 
 
 def broadcast_to(array: Any, shape: Any) -> Any:
