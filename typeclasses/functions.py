@@ -27,8 +27,8 @@ H = TypeVar("H", bound=HNP)
 DotDims = tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]]
 
 __all__ = [
-    "DotDims", "abs", "add", "broadcast", "concatenate", "convert_element_type", "cos", "cosh", "div", "dot",
-    "dot_dims", "dot_general",
+    "DotDims", "abs", "add", "broadcast", "broadcast_to", "concatenate", "convert_element_type", "cos", "cosh", "div",
+    "dot", "dot_dims", "dot_general",
     "eq", "exp", "expm1", "ge", "gt", "le", "log", "log1p", "log_base", "logistic", "lt", "matmul", "max", "min",
     "mul", "ne", "neg", "pad", "pow", "reduce_sum",
     "argmax", "argmin", "mean", "reduce_max", "reduce_min", "reduce_prod", "var",
@@ -444,6 +444,15 @@ def logical_not(x: H) -> H:
 def where(cond: H, x: H, y: H) -> H:
     """numpy's `where`: x where cond holds, else y, the three broadcast together."""
     return pick("where", cond, x, y).where(cond, x, y)
+
+
+def broadcast_to(x: H, target: Sequence[int]) -> H:
+    """x broadcast to the shape `target` as numpy broadcasts an operand: its axes are the
+    trailing ones (x itself if it has that shape already)."""
+    own, new = tuple(shape(x)), tuple(target)
+    if own == new:
+        return x
+    return broadcast(x, list(range(len(new) - len(own), len(new))), list(new))
 
 
 def dot_dims(x_rank: int, y_rank: int) -> DotDims:

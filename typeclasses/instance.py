@@ -87,8 +87,8 @@ class Instance:
             shape = broadcast_shapes(*shapes)
         except ValueError:
             raise error(ArgumentsError, "where", (cond, x, y), f"shapes {shapes} do not broadcast together") from None
-        x, y = (o if isinstance(o, (int, float)) else _broadcast_to(o, shape) for o in (x, y))
-        return tc.select(_broadcast_to(cond, shape), x, y)
+        x, y = (o if isinstance(o, (int, float)) else tc.broadcast_to(o, shape) for o in (x, y))
+        return tc.select(tc.broadcast_to(cond, shape), x, y)
 
     # dot = dot_general contracting x's last axis with y's second-to-last (numpy).
     def dot(self, x: Any, y: Any) -> Any:
@@ -131,20 +131,9 @@ def _broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]
 
 def _batched(x: Any, shape: tuple[int, ...], batch: tuple[int, ...]) -> Any:
     """x, a matrix or a batch of them, broadcast to the batch shape `batch` (a vector stays)."""
-    if len(shape) < 2 or shape[:-2] == batch:
-        return x
-    full = (*batch, *shape[-2:])
-    return tc.broadcast(x, list(range(len(full) - len(shape), len(full))), full)
+    return x if len(shape) < 2 else tc.broadcast_to(x, (*batch, *shape[-2:]))
 
 
 def _aside(v: Any, aside: Any, shape: tuple[int, ...]) -> Any:
     """0 where `aside` holds, else v broadcast to `shape`; a Python number as it is (no derivative to keep clean)."""
-    return v if isinstance(v, (int, float)) else tc.select(aside, 0.0, _broadcast_to(v, shape))
-
-
-def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
-    """x broadcast to `shape` as numpy's operands are: its axes are the trailing ones."""
-    own = tuple(tc.shape(x))
-    if own == shape:
-        return x
-    return tc.broadcast(x, list(range(len(shape) - len(own), len(shape))), list(shape))
+    return v if isinstance(v, (int, float)) else tc.select(aside, 0.0, tc.broadcast_to(v, shape))

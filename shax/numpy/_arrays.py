@@ -180,9 +180,7 @@ def broadcast_to(array: Any, shape: Any) -> Any:
     new = [_int("broadcast_to", n, "a size") for n in items]
     if len(new) < len(old):
         raise _fail("broadcast_to", f"cannot broadcast an array of shape {old} to the lower rank {tuple(new)}")
-    if tuple(new) == old:
-        return array
-    return tc.broadcast(array, list(range(len(new) - len(old), len(new))), new)
+    return tc.broadcast_to(array, new)
 
 
 # Joining and splitting ----------------------------------------------------------------

@@ -114,16 +114,10 @@ Div = elementwise(tc.div, FLOATS, Elementwise("np.divide", "/"), linearity=(L, N
 # ∂/∂x (reverse mode multiplies that branch's residuals by a zero cotangent).
 def _pow_partials(x: Any, y: Any, out: Any) -> tuple[Any, Any]:
     origin = tc.eq(tc.abs(x) + tc.abs(y), 0.0)  # x = y = 0 (a sum of non-negative numbers), out's shape
-    base = tc.select(origin, 1.0, _broadcast_to(x, tc.shape(out)))
+    base = tc.select(origin, 1.0, tc.broadcast_to(x, tc.shape(out)))
     by_x = tc.select(origin, 0.0, y * base ** (y - 1.0))
     by_y = tc.log(tc.select(tc.eq(x, 0.0), 1.0, x)) * out
     return by_x, by_y
-
-
-def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
-    """x broadcast to `shape` as numpy's operands are: its axes are the trailing ones."""
-    rank = len(tc.shape(x))
-    return x if tc.shape(x) == shape else tc.broadcast(x, list(range(len(shape) - rank, len(shape))), shape)
 
 
 # max: d max(x, y) = m · dx + (1 − m) · dy, m = (1 + signum(x − y)) / 2, and min the same
@@ -178,7 +172,7 @@ def _sum_zero(prim: Primitive, operands: Sequence[Any]) -> Any:
     if isinstance(x, Zero) and isinstance(y, Zero):
         return total
     term = x if isinstance(y, Zero) else y if isinstance(prim, Add) else tc.neg(y)
-    return _broadcast_to(term, total.type.shape)
+    return tc.broadcast_to(term, total.type.shape)
 
 
 @attrs.frozen
