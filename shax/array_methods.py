@@ -1,7 +1,7 @@
 """numpy's array attributes and methods for tracers: `size`, `T`, `mT`, `reshape`,
-`transpose`, `astype`, `len()`, iteration over the first axis, and basic indexing (ints,
-slices of step 1 or -1, None, ...), lowered to `slice`, `rev` and `reshape`. Each is `shax.numpy`'s
-function of the same name, as in numpy."""
+`transpose`, `astype`, `len()`, iteration over the first axis, numpy's indexing and JAX's
+`.at[...]` updates (`shax.indexing`). Each is `shax.numpy`'s function of the same name, as
+in numpy."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
 import typeclasses as tc
 from shax.errors import ShaxTypeError, ShaxValueError, at
+from shax.indexing import IndexUpdates, index
 from shax.location import current_source
 
 
@@ -74,59 +73,7 @@ class ArrayMethods:
     def __getitem__(self, key: Any) -> Any:
         return index(self, key)
 
-
-def index(x: Any, key: Any) -> Any:
-    """numpy's basic indexing: `slice` of the ranges kept, then `reshape` dropping the
-    axes an int picked and adding the ones None asks for."""
-    items = list(key) if isinstance(key, tuple) else [key]
-    shape = tc.shape(x)
-    if sum(k is Ellipsis for k in items) > 1:
-        raise _unsupported("an index can only have one ellipsis (...)", ShaxValueError)
-    used = sum(k is not None and k is not Ellipsis for k in items)
-    if used > len(shape):
-        raise _unsupported(f"too many indices ({used}) for a tensor of rank {len(shape)}", ShaxValueError)
-    if any(k is Ellipsis for k in items):
-        at_ = next(k for k, item in enumerate(items) if item is Ellipsis)
-        items[at_ : at_ + 1] = [slice(None)] * (len(shape) - used)
-    else:
-        items += [slice(None)] * (len(shape) - used)
-    start, end, out = [], [], []
-    reversed_axes: list[int] = []
-    axis = 0
-    for item in items:
-        if item is None:
-            out.append(1)
-            continue
-        n = shape[axis]
-        if isinstance(item, slice):
-            if item.step not in (None, 1, -1):
-                raise _unsupported(f"slices with step {item.step} are not supported yet (only steps 1 and -1)")
-            s, e, step = item.indices(n)
-            count = len(range(s, e, step))
-            if step == -1:  # s, s - 1, ..., e + 1: the slice [e + 1, s + 1) reversed
-                s = e + 1 if count else 0
-                reversed_axes.append(axis)
-            start.append(s)
-            end.append(s + count)
-            out.append(count)
-        elif isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
-            k = int(item)
-            if not -n <= k < n:
-                raise _unsupported(f"index {k} is out of bounds for axis {axis} of size {n}", ShaxValueError)
-            start.append(k % n)
-            end.append(k % n + 1)
-        else:
-            raise _unsupported(
-                f"indexing with a {type(item).__name__} is not supported yet "
-                "(only ints, slices of step 1 or -1, None and ...)"
-            )
-        axis += 1
-    if start != [0] * len(shape) or end != list(shape):
-        x = tc.slice(x, start, end)
-    if reversed_axes:
-        x = tc.rev(x, reversed_axes)
-    return x if tuple(out) == tuple(tc.shape(x)) else tc.reshape(x, out)
-
-
-def _unsupported(message: str, error: type[ShaxTypeError | ShaxValueError] = ShaxTypeError) -> Exception:
-    return at(error(f"indexing: {message}"), current_source())
+    @property
+    def at(self) -> IndexUpdates:
+        """JAX's functional updates: `x.at[key].set(v)`, `.add(v)`, `.get()`."""
+        return IndexUpdates(self)

@@ -237,6 +237,13 @@ def ints(values: Any) -> tuple[int, ...]:
     return tuple(int(v) for v in items)
 
 
+def integer(value: Any) -> int:
+    """A static parameter that is one int (an axis, a count)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ShaxValueError(f"expected an int, got {value!r}")
+    return int(value)
+
+
 def sizes(values: Any) -> tuple[int, ...]:
     """A static parameter that is a shape: a list of non-negative ints, as a tuple."""
     items = ints(values)

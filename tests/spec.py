@@ -58,6 +58,7 @@ from typeclasses import (
     exp,
     expm1,
     floor,
+    gather,
     ge,
     gt,
     le,
@@ -82,6 +83,8 @@ from typeclasses import (
     reshape,
     rev,
     round,
+    scatter,
+    scatter_add,
     select,
     signum,
     sin,
@@ -131,6 +134,8 @@ WHOLE = Domain("whole", -1.0, 1.0, integral=True)  # -1, 0, 1: `eq` holds often
 ABOVE_MINUS_ONE = Domain("above_minus_one", -0.5, 2.0)  # log1p's domain, away from its pole
 WIDE = Domain("wide", -6.0, 6.0)  # the logistic's tails
 INSIDE_ONE = Domain("inside_one", -0.8, 0.8)  # arcsin's, arccos's and arctanh's, away from ±1
+# Indices into axes of 2 to 4 elements: negative ones, and ones beyond the axis (clamped)
+INDEX = Domain("index", -4.0, 4.0)
 # Away from whole numbers and halves, where floor, ceil and round jump
 OFF_STEPS = Domain("off_steps", 0.1, 0.4, signed=True)
 
@@ -381,6 +386,32 @@ ROWS: list[Spec] = [
             ALL,
         )
         for prim, f in ((P.ArgMax, argmax), (P.ArgMin, argmin))
+    ),
+    Spec(
+        P.Gather,
+        (
+            Case("rows", lambda x, i: gather(x, i, 0, 0), ((3, 4), (5,))),
+            Case("index_matrix", lambda x, i: gather(x, i, 1, 0), ((2, 3), (2, 2))),
+            Case("batched", lambda x, i: gather(x, i, 1, 1), ((2, 3, 4), (2, 5))),
+            # An axis between the batch axis and the indexed one (numpy lays that out apart)
+            Case("batched_apart", lambda x, i: gather(x, i, 2, 1), ((2, 3, 4, 2), (2, 5))),
+        ),
+        (REAL, INDEX),
+        ALL,
+        fixed=(None, i32),
+    ),
+    *(
+        Spec(
+            prim,
+            (
+                Case("rows", lambda x, i, u, f=f: f(x, i, u, 0, 0), ((3, 4), (5,), (5, 4))),
+                Case("batched_apart", lambda x, i, u, f=f: f(x, i, u, 2, 1), ((2, 3, 4, 2), (2, 5), (2, 3, 5, 2))),
+            ),
+            (REAL, INDEX, REAL),
+            dtypes,
+            fixed=(None, i32, None),
+        )
+        for prim, f, dtypes in ((P.ScatterAdd, scatter_add, NO_BOOL), (P.Scatter, scatter, ALL))
     ),
     Spec(
         P.DotGeneral,

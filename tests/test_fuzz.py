@@ -287,6 +287,8 @@ TYPECLASS_CALLS: dict[str, tuple[Any, ...]] = {
     "logical_or": (A23 > 2, A23 > 4),
     "logical_not": (A23 > 2,),
     "where": (A23 > 2, A23, -A23),
+    "gather": (A23, np.array([2, 0], np.int32), 1, 0),
+    **{name: (A23, np.array([2, 0], np.int32), A23[:, :2], 1, 0) for name in ("scatter", "scatter_add")},
 }
 
 

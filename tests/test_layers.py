@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("shax.rules",),
     ("shax.primitives", "shax.extend"),
     ("shax.printing", "shax.builder"),
-    ("shax.tracer", "shax.array_methods", "shax.array_methods_reductions", "shax.numpy_dispatch", "shax.checked_numpy",
+    ("shax.tracer", "shax.array_methods", "shax.array_methods_reductions", "shax.indexing", "shax.numpy_dispatch", "shax.checked_numpy",
      "shax.sharing", "shax.tracing", "shax.walker", "shax.evaluate", "shax.validation"),
     ("shax.passes",),
     ("shax.stages",),

@@ -7,6 +7,7 @@ Floating: add sub mul div neg abs signum pow sin cos tan exp log sqrt tanh
 Ord:      min max lt le gt ge (default methods: maximum minimum clip)
 HNP:      reshape broadcast transpose rev slice pad concatenate convert_element_type reduce_sum select dot_general eq ne
           reduce_max reduce_min reduce_prod argmax argmin logical_and logical_or logical_not
+          gather scatter_add scatter
           (default methods: dot, matmul, mean, var, where), and `shape` to ask a value for
           its shape.
 Static parameters (shapes, axes, dimension numbers) come after the operands.
@@ -37,6 +38,8 @@ __all__ = [
     "arccos", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "clip", "erf", "floor", "logaddexp",
     "logical_and", "logical_not", "logical_or", "maximum", "minimum", "reciprocal", "round", "rsqrt", "sign", "square",
     "where",
+    # indexing
+    "gather", "scatter", "scatter_add",
 ]  # fmt: skip
 
 
@@ -420,6 +423,33 @@ def convert_element_type(x: H, dtype: Any) -> H:
 @typeclass_function(HNP)
 def ne(x: H, y: H) -> H:
     return pick("ne", x, y).ne(x, y)
+
+
+# Indexing: x[b..., p..., idx[b..., i...], q...], b the first `batch_dims` axes of x and of
+# idx, p the axes of x before `axis`, q after it. An index in [-n, n) counts from the end
+# if negative, as numpy's; beyond, it is clamped into range (XLA's gather).
+
+
+@typeclass_function(HNP)
+def gather(x: H, indices: H, axis: int, batch_dims: int) -> H:
+    """x's elements at the integer `indices` along `axis`, for each index of the leading
+    `batch_dims` axes (numpy's `take` when batch_dims is 0): the result's axes are
+    (b..., p..., i..., q...)."""
+    return pick("gather", x, indices).gather(x, indices, axis, batch_dims)
+
+
+@typeclass_function(HNP)
+def scatter_add(x: H, indices: H, updates: H, axis: int, batch_dims: int) -> H:
+    """x with `updates` (shaped like gather's result) added at the positions gather reads;
+    repeated positions add up (numpy's `add.at`)."""
+    return pick("scatter_add", x, indices, updates).scatter_add(x, indices, updates, axis, batch_dims)
+
+
+@typeclass_function(HNP)
+def scatter(x: H, indices: H, updates: H, axis: int, batch_dims: int) -> H:
+    """x with `updates` written at the positions gather reads; of several updates to one
+    position the last, in C order of the indices, is kept (numpy's assignment)."""
+    return pick("scatter", x, indices, updates).scatter(x, indices, updates, axis, batch_dims)
 
 
 # The logical functions take and return booleans, elementwise.

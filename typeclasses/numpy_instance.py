@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from typeclasses import libm
+from typeclasses import libm, numpy_gather
 from typeclasses.dispatch import register_instance
 from typeclasses.functions import DotDims
 from typeclasses.instance import Instance
@@ -241,6 +241,15 @@ class NumpyInstance(Instance):
 
     def logical_not(self, x: Any) -> Any:
         return np.logical_not(x)
+
+    def gather(self, x: Any, indices: Any, axis: int, batch_dims: int) -> Any:
+        return numpy_gather.gather(x, indices, axis, batch_dims)
+
+    def scatter_add(self, x: Any, indices: Any, updates: Any, axis: int, batch_dims: int) -> Any:
+        return numpy_gather.scatter_add(x, indices, updates, axis, batch_dims)
+
+    def scatter(self, x: Any, indices: Any, updates: Any, axis: int, batch_dims: int) -> Any:
+        return numpy_gather.scatter(x, indices, updates, axis, batch_dims)
 
     def dot_general(self, x: Any, y: Any, dims: DotDims) -> Any:
         # Bring x to (batch, free, contracting) and y to (batch, contracting, free),

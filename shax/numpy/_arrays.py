@@ -159,16 +159,24 @@ def tile(A: Any, reps: Any) -> Any:  # noqa: N803 - numpy's name
 
 
 def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
-    """Each element of `a` repeated `repeats` times along `axis` (flattened first if None):
-    the axis n becomes the broadcast (n, r) read as n·r. One count for all (numpy's
-    per-element counts need a gather)."""
-    r = _int("repeat", repeats, "the repetition count (one int)")
-    if r < 0:
-        raise _fail("repeat", f"the repetition count must be at least 0, got {r}")
+    """Each element of `a` repeated `repeats` times along `axis` (flattened first if None).
+    One count: the axis n becomes the broadcast (n, r) read as n·r. A count per element
+    (constants: the result's shape depends on them): a gather of each index repeated."""
     if axis is None:
         a, axis = reshape(a, -1), 0
     shape = list(tc.shape(a))
     k = normalize_axis("repeat", axis, len(shape))
+    if isinstance(repeats, (tuple, list, np.ndarray)) and np.ndim(repeats) > 0 and np.size(repeats) != 1:
+        counts = np.asarray(repeats)
+        if counts.dtype.kind not in "iu" or counts.shape != (shape[k],) or (counts < 0).any():
+            message = f"needs one non-negative int count per element of axis {k} (size {shape[k]}), got {repeats!r}"
+            raise _fail("repeat", message)
+        return tc.gather(a, np.repeat(np.arange(shape[k], dtype=np.int32), counts), k, 0)
+    if isinstance(repeats, (tuple, list, np.ndarray)):
+        repeats = np.reshape(repeats, -1)[0] if np.size(repeats) == 1 else repeats
+    r = _int("repeat", repeats, "the repetition count")
+    if r < 0:
+        raise _fail("repeat", f"the repetition count must be at least 0, got {r}")
     spread = tc.broadcast(a, [m for m in range(len(shape) + 1) if m != k + 1], [*shape[: k + 1], r, *shape[k + 1 :]])
     return tc.reshape(spread, [*shape[:k], shape[k] * r, *shape[k + 1 :]])
 

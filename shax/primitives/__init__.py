@@ -9,6 +9,7 @@ from shax.primitives import (  # families
     convert,
     dot,
     elementwise_more,
+    gather,
     pointwise,
     reduce,
     rev,
@@ -20,6 +21,7 @@ from shax.primitives.convert import *  # noqa: F403
 from shax.primitives.dot import *  # noqa: F403
 from shax.primitives.elementwise import Pointwise, elementwise
 from shax.primitives.elementwise_more import *  # noqa: F403
+from shax.primitives.gather import *  # noqa: F403
 from shax.primitives.pointwise import *  # noqa: F403
 from shax.primitives.reduce import *  # noqa: F403
 from shax.primitives.rev import *  # noqa: F403
@@ -27,4 +29,4 @@ from shax.primitives.shape import *  # noqa: F403
 
 __all__ = ["Arg", "Linearity", "Pointwise", "Primitive", "all_primitives", "elementwise"]
 __all__ += concatenate.__all__ + constant.__all__ + dot.__all__ + elementwise_more.__all__ + pointwise.__all__
-__all__ += convert.__all__ + reduce.__all__ + rev.__all__ + shape.__all__
+__all__ += convert.__all__ + gather.__all__ + reduce.__all__ + rev.__all__ + shape.__all__

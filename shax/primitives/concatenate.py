@@ -9,11 +9,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 import attrs
-import numpy as np
 
 import typeclasses as tc
 from shax.errors import ShaxValueError
-from shax.primitive import Linearity, Primitive
+from shax.primitive import Linearity, Primitive, integer
 from shax.rules.batch import batch_rule, batched_at, shifted
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.transpose import Linear, transpose_rule
@@ -26,19 +25,13 @@ if TYPE_CHECKING:
 __all__ = ["Concatenate"]
 
 
-def _axis(value: object) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ShaxValueError(f"expected an axis (an int), got {value!r}")
-    return int(value)
-
-
 @attrs.frozen
 class Concatenate(Primitive):
     """x, then y, along `axis`; every other axis the same size in both."""
 
     name, function = "concatenate", tc.concatenate
     linearity: ClassVar[tuple[Linearity, ...]] = (Linearity.LINEAR, Linearity.LINEAR)
-    axis: int = attrs.field(converter=_axis)
+    axis: int = attrs.field(converter=integer)
 
 
 @type_rule(Concatenate)

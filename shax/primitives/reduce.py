@@ -15,11 +15,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
-import numpy as np
 
 import typeclasses as tc
 from shax.errors import ShaxValueError
-from shax.primitive import Linearity, Primitive, ints
+from shax.primitive import Linearity, Primitive, integer, ints
 from shax.rules.batch import batch_rule, batched, shifted
 from shax.rules.linearize import Tangent, linearize_rule, residual
 from shax.rules.types import type_rule
@@ -119,19 +118,12 @@ def _reduction_batch(
     return type(prim)([shifted(a, d) for a in prim.axes]).apply(x), d - sum(a < d for a in prim.axes)
 
 
-def _axis(value: Any) -> int:
-    """A static parameter that is one int (an axis)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ShaxValueError(f"expected an int axis, got {value!r}")
-    return int(value)
-
-
 @attrs.frozen
 class ArgReduction(Primitive):
     """The index of the first chosen element along `axis`, which disappears (numpy's ties)."""
 
     linearity: ClassVar[tuple[Linearity, ...]] = (Linearity.NON_DIFFERENTIABLE,)
-    axis: int = attrs.field(converter=_axis)
+    axis: int = attrs.field(converter=integer)
 
 
 @attrs.frozen

@@ -1,0 +1,334 @@
+"""numpy's indexing for tracers (and numpy values, through the typeclass functions):
+`x[key]` and JAX's functional updates `x.at[key].set(v)`, `.add(v)`, `.get()`.
+
+Basic indexing (ints, slices, None, ...) is `slice` of the ranges kept, `rev` where a
+step is negative, a `gather` of every step-th element where a step is not ±1, and a
+`reshape` dropping the axes ints pick and adding the ones None asks for.
+
+With integer arrays in the key (lists, numpy arrays, integer tracers; a constant boolean
+mask is the integer arrays of its nonzero positions), numpy's advanced indexing: the
+indexed axes, moved to the front and flattened into one, are read by one `gather` at the
+flat index Σ_k i_k · stride_k of the broadcast index arrays. Their axes go where the first
+array was if the arrays (and ints, which then count as arrays) are adjacent in the key,
+else in front, as numpy puts them. Constant indices out of range are errors, as in numpy;
+traced ones count from the end if negative and are clamped into range beyond (JAX's rule).
+
+An update writes through the same reading: `positions = arange(x.size).reshape(x.shape)[key]`
+says which element of x each element of `x[key]` is, and `scatter` (`scatter_add`)
+writes the values there, in the flattened x. Of several values for one element the last
+is kept (numpy's assignment; JAX's `set`), `add` adds them all.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+import typeclasses as tc
+from shax.errors import ShaxTypeError, ShaxValueError, at
+from shax.location import current_source
+from shax.types import TensorType
+
+
+def _fail(message: str, error: type[ShaxTypeError | ShaxValueError] = ShaxTypeError) -> Exception:
+    return failed("indexing", message, error)
+
+
+def failed(op: str, message: str, error: type[ShaxTypeError | ShaxValueError] = ShaxValueError) -> Exception:
+    return at(error(f"{op}: {message}"), current_source())
+
+
+def _traced_type(value: Any) -> TensorType | None:
+    t = getattr(value, "type", None)
+    return t if isinstance(t, TensorType) else None
+
+
+def _is_int(item: Any) -> bool:
+    return isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
+
+
+def _index_array(item: Any) -> list[Any]:
+    """An array-like index item as integer index arrays (a boolean mask gives one per axis
+    it covers); tracers are kept as they are."""
+    t = _traced_type(item)
+    if t is not None:
+        if t.dtype.is_float or t.dtype.name == "bool":
+            what = "a boolean mask has a data-dependent shape; use where(mask, x, 0)" if not t.dtype.is_float else ""
+            raise _fail(f"a traced {t} cannot index: {what or 'indices must be integers'}")
+        return [item]
+    array = np.asarray(item)
+    if array.dtype == np.bool_:
+        return list(np.nonzero(array))
+    if array.size == 0 and array.dtype.kind == "f":  # `[]`: no index, as numpy reads it
+        array = array.astype(np.int32)
+    if array.dtype.kind not in "iu":
+        raise _fail(f"cannot index with an array of {array.dtype}; indices must be integers")
+    return [array]
+
+
+_MODES = (None, "raise", "wrap", "clip")
+
+
+def indices_in(op: str, indices: Any, n: int, mode: str | None = None) -> Any:
+    """`indices` into an axis of size n, as gather takes them: a tracer (of integers) as it
+    is, unless `mode` is "clip" (negative ones then read the first element, as numpy's);
+    constants checked (or wrapped, or clipped, by `mode`) and made non-negative i32."""
+    if mode not in _MODES:
+        raise failed(op, f"mode must be one of {_MODES}, got {mode!r}")
+    if _traced_type(indices) is not None:
+        if indices.type.dtype.is_float or indices.type.dtype.name == "bool":
+            raise failed(op, f"indices must be integers, got a traced {indices.type}", ShaxTypeError)
+        if mode == "wrap":
+            raise failed(op, "mode='wrap' needs constant indices (traced ones are clamped into range)")
+        return tc.maximum(indices, 0) if mode == "clip" else indices
+    i = np.asarray(indices)
+    if i.dtype.kind not in "iu" and not (i.size == 0 and i.dtype.kind == "f"):
+        raise failed(op, f"indices must be integers, got an array of {i.dtype}", ShaxTypeError)
+    if mode == "wrap":
+        i = np.mod(i, n) if n else i
+    elif mode == "clip":
+        i = np.clip(i, 0, n - 1)
+    elif i.size and (i.min() < -n or i.max() >= n):
+        bad = i.min() if i.min() < -n else i.max()
+        raise failed(op, f"index {bad} is out of bounds for an axis of size {n}")
+    return np.mod(i, max(n, 1)).astype(np.int32)
+
+
+def _parse(key: Any, rank: int) -> list[Any]:
+    """The key's items, ellipsis expanded, array-likes as ("array", value) pairs."""
+    raw = list(key) if isinstance(key, tuple) else [key]
+    items: list[Any] = []
+    for item in raw:
+        if item is None or item is Ellipsis or isinstance(item, slice) or _is_int(item):
+            items.append(item)
+        elif isinstance(item, (bool, np.bool_)):
+            raise _fail("a boolean scalar as an index is not supported")
+        elif isinstance(item, (list, tuple, np.ndarray)) or _traced_type(item) is not None:
+            items.extend(("array", a) for a in _index_array(item))
+        else:
+            raise _fail(f"cannot index with a {type(item).__name__} (ints, slices, None, ..., integer arrays)")
+    if sum(item is Ellipsis for item in items) > 1:
+        raise _fail("an index can only have one ellipsis (...)", ShaxValueError)
+    used = sum(item is not None and item is not Ellipsis for item in items)
+    if used > rank:
+        raise _fail(f"too many indices ({used}) for a tensor of rank {rank}", ShaxValueError)
+    fill = [slice(None)] * (rank - used)
+    if any(item is Ellipsis for item in items):
+        k = next(k for k, item in enumerate(items) if item is Ellipsis)
+        items[k : k + 1] = fill
+    else:
+        items += fill
+    return items
+
+
+def _bounds(s: slice) -> tuple[int | None, int | None, int | None]:
+    parts = (s.start, s.stop, s.step)
+    if not all(p is None or _is_int(p) for p in parts):
+        raise _fail(f"slice bounds must be ints or None, got {s}")
+    if s.step == 0:
+        raise _fail("slice step cannot be zero", ShaxValueError)
+    return parts
+
+
+def _sliced(x: Any, slices: list[slice]) -> Any:
+    """x with each axis read by its slice (every step): `slice` of the range, `rev` for a
+    step of -1, `gather` of every step-th element otherwise."""
+    shape = tc.shape(x)
+    start, end, reversed_axes, strided = [], [], [], []
+    for axis, (item, n) in enumerate(zip(slices, shape)):
+        s, e, step = slice(*_bounds(item)).indices(n)
+        picked = range(s, e, step)
+        if step == 1 or (step == -1 and picked):
+            lo = picked[-1] if step == -1 else s
+            start.append(lo)
+            end.append(lo + len(picked))
+            if step == -1 and len(picked) > 1:
+                reversed_axes.append(axis)
+        else:
+            start.append(0)
+            end.append(n)
+            strided.append((axis, np.array(picked, np.int32)))
+    if start != [0] * len(shape) or end != list(shape):
+        x = tc.slice(x, start, end)
+    if reversed_axes:
+        x = tc.rev(x, reversed_axes)
+    for axis, picked in strided:
+        x = tc.gather(x, picked, axis, 0)
+    return x
+
+
+def index(x: Any, key: Any) -> Any:
+    """numpy's `x[key]`."""
+    shape = tuple(tc.shape(x))
+    items = _parse(key, len(shape))
+    if not any(isinstance(item, tuple) for item in items):
+        return _basic(x, shape, items)
+    return _advanced(x, shape, items)
+
+
+def _basic(x: Any, shape: tuple[int, ...], items: list[Any]) -> Any:
+    slices, out = [], []
+    axis = 0
+    for item in items:
+        if item is None:
+            out.append(1)
+            continue
+        if isinstance(item, slice):
+            slices.append(item)
+            out.append(len(range(*slice(*_bounds(item)).indices(shape[axis]))))
+        else:
+            k = _checked(int(item), shape[axis], axis)
+            slices.append(slice(k, k + 1))
+        axis += 1
+    x = _sliced(x, slices)
+    return x if tuple(out) == tuple(tc.shape(x)) else tc.reshape(x, out)
+
+
+def _checked(k: int, n: int, axis: int) -> int:
+    if not -n <= k < n:
+        raise _fail(f"index {k} is out of bounds for axis {axis} of size {n}", ShaxValueError)
+    return k % n
+
+
+def _advanced(x: Any, shape: tuple[int, ...], items: list[Any]) -> Any:
+    # The axes the arrays (and ints) index, their index arrays, and the sliced rest.
+    arrays: list[tuple[int, Any]] = []  # (axis, index array)
+    slices: list[slice] = []
+    layout: list[Any] = []  # per result axis, before the arrays' axes are placed: "new", an axis, "arrays"
+    axis = 0
+    for item in items:
+        if item is None:
+            layout.append("new")
+            continue
+        if isinstance(item, slice):
+            layout.append(axis)
+        else:
+            value = item[1] if isinstance(item, tuple) else np.asarray(item)
+            arrays.append((axis, value))
+            layout.append("arrays")
+        slices.append(item if isinstance(item, slice) else slice(None))
+        axis += 1
+    x = _sliced(x, slices)
+    sizes = tuple(tc.shape(x))
+    indexed = [a for a, _ in arrays]
+    flat, index_shape = _flat_index(arrays, sizes)
+    rest = [a for a in range(len(sizes)) if a not in indexed]
+    x = tc.transpose(x, [*indexed, *rest])
+    x = tc.reshape(x, [math.prod(sizes[a] for a in indexed), *(sizes[a] for a in rest)])
+    x = tc.gather(x, flat, 0, 0)  # axes: index_shape, then rest
+    # Where numpy puts the arrays' axes: at the first array if they are adjacent, else first.
+    marks = [k for k, part in enumerate(layout) if part == "arrays"]
+    adjacent = marks == list(range(marks[0], marks[0] + len(marks)))
+    if adjacent:
+        order = [p for k, p in enumerate(layout) if p != "arrays" or k == marks[0]]
+    else:
+        order = ["arrays", *(p for p in layout if p != "arrays")]
+    count = len(index_shape)
+    perm, out = [], []
+    for part in order:
+        if part == "arrays":
+            perm += range(count)
+            out += index_shape
+        elif part == "new":
+            out.append(1)
+        else:
+            perm.append(count + rest.index(part))
+            out.append(sizes[part])
+    if perm != list(range(len(perm))):
+        x = tc.transpose(x, perm)
+    return x if tuple(out) == tuple(tc.shape(x)) else tc.reshape(x, out)
+
+
+def _flat_index(arrays: list[tuple[int, Any]], sizes: tuple[int, ...]) -> tuple[Any, tuple[int, ...]]:
+    """Σ_k i_k · stride_k over the index arrays broadcast together (row-major strides of
+    the indexed axes), and their broadcast shape. Constants are checked and normalized
+    here; traced indices are normalized and clamped by `_clamped` (by gather itself when
+    they index one axis)."""
+    shapes = [tuple(tc.shape(a)) for _, a in arrays]
+    try:
+        index_shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise _fail(f"index arrays of shapes {shapes} do not broadcast together", ShaxValueError) from None
+    total: Any = None
+    stride = 1
+    for axis, a in reversed(arrays):
+        n = sizes[axis]
+        if _traced_type(a) is None:
+            a = indices_in("indexing", a, n) * np.int32(stride)
+        elif len(arrays) > 1:
+            a = _clamped(a, n) * stride
+        a = tc.broadcast_to(a, index_shape) if _traced_type(a) is not None else np.broadcast_to(a, index_shape)
+        total = a if total is None else total + a
+        stride *= n
+    return total, tuple(index_shape)
+
+
+def _clamped(i: Any, n: int) -> Any:
+    """A traced index as gather reads it: negative ones from the end, clamped into [0, n)."""
+    t = _traced_type(i)
+    assert t is not None
+    if t.dtype.name != "i32":
+        i = tc.convert_element_type(i, np.int32)
+    i = tc.select(tc.lt(i, 0), i + n, i)
+    return tc.minimum(tc.maximum(i, 0), n - 1)
+
+
+class IndexUpdates:
+    """`x.at`: indexed by a key, the functional updates of x there."""
+
+    __slots__ = ("x",)
+
+    def __init__(self, x: Any) -> None:
+        self.x = x
+
+    def __getitem__(self, key: Any) -> IndexUpdate:
+        return IndexUpdate(self.x, key)
+
+
+class IndexUpdate:
+    """`x.at[key]`: `get()` is `x[key]`; `set(v)` and `add(v)` are new arrays, x with v
+    (broadcast to `x[key]`'s shape, cast to x's dtype as JAX casts it) written or added at
+    the elements `x[key]` reads."""
+
+    __slots__ = ("key", "x")
+
+    def __init__(self, x: Any, key: Any) -> None:
+        self.x, self.key = x, key
+
+    def get(self) -> Any:
+        return index(self.x, self.key)
+
+    def set(self, values: Any) -> Any:
+        return self._update(tc.scatter, values)
+
+    def add(self, values: Any) -> Any:
+        return self._update(tc.scatter_add, values)
+
+    def _update(self, write: Any, values: Any) -> Any:
+        shape = tuple(tc.shape(self.x))
+        x_size = math.prod(shape)
+        positions = index(np.arange(x_size, dtype=np.int32).reshape(shape), self.key)
+        target = tuple(tc.shape(positions))
+        x_type = _traced_type(self.x)
+        assert x_type is not None, "x.at is a tracer's"
+        t = _traced_type(values)
+        if t is None:  # a constant: broadcast where it is used, not stored broadcast
+            values = _lift(self.x, np.asarray(values).astype(x_type.dtype.numpy))
+        elif t.dtype != x_type.dtype:
+            values = tc.convert_element_type(values, x_type.dtype.numpy)
+        own = tuple(tc.shape(values))
+        if len(own) > len(target) or any(m not in (1, n) for m, n in zip(own[::-1], target[::-1])):
+            raise _fail(f"cannot broadcast values of shape {own} to the indexed shape {target}", ShaxValueError)
+        flat = [math.prod(target)]
+        values = tc.reshape(tc.broadcast_to(values, target), flat)
+        written = write(tc.reshape(self.x, [x_size]), tc.reshape(positions, flat), values, 0, 0)
+        return tc.reshape(written, list(shape))
+
+
+def _lift(x: Any, value: np.ndarray) -> Any:
+    """`value` as a constant of x's trace."""
+    from shax.tracer import lift  # on use: the tracer mixes in array methods, which import this module
+
+    return lift(x.trace, value, None, "at")

@@ -1,0 +1,54 @@
+"""Reading by integer indices (numpy's `take`, `take_along_axis`), as one `gather` each,
+so the indices may be constants or integer tracers. Constant indices follow numpy (out of
+range is an error unless `mode` says how to bring them in); traced ones count from the end
+if negative and are clamped into range beyond, as JAX's indexing reads them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import typeclasses as tc
+from shax.indexing import failed, indices_in
+from shax.numpy._arrays import broadcast_to, moveaxis, normalize_axis, reshape
+
+__all__ = ["take", "take_along_axis"]
+
+
+def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None) -> Any:
+    """numpy's take: a's elements at `indices` along `axis` (of the flattened a if None);
+    the result's axes are a's before `axis`, the indices', a's after `axis`."""
+    if axis is None:
+        a, axis = reshape(a, [-1]), 0
+    shape = tuple(tc.shape(a))
+    if not shape:
+        raise failed("take", "cannot take from a 0-d array along an axis")
+    k = normalize_axis("take", axis, len(shape))
+    return tc.gather(a, indices_in("take", indices, shape[k], mode), k, 0)
+
+
+def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
+    """numpy's take_along_axis: out[..., j, ...] = arr[..., indices[..., j, ...], ...] along
+    `axis`, the other axes of arr and indices broadcast together: one gather along the
+    last axis with every other axis a batch axis."""
+    if axis is None:
+        arr, axis = reshape(arr, [-1]), 0
+    shape, index_shape = tuple(tc.shape(arr)), tuple(tc.shape(indices))
+    if len(shape) != len(index_shape):
+        raise failed("take_along_axis", f"indices of shape {index_shape} need the rank of arr {shape}")
+    if not shape:
+        raise failed("take_along_axis", "cannot take from a 0-d array along an axis")
+    k = normalize_axis("take_along_axis", axis, len(shape))
+    last = len(shape) - 1
+    i = indices_in("take_along_axis", indices, shape[k])
+    x, i = moveaxis(arr, k, last), moveaxis(i, k, last)
+    try:
+        batch = np.broadcast_shapes(tuple(tc.shape(x))[:-1], tuple(tc.shape(i))[:-1])
+    except ValueError:
+        message = f"arr {shape} and indices {index_shape} do not broadcast along the other axes"
+        raise failed("take_along_axis", message) from None
+    x = broadcast_to(x, (*batch, shape[k]))
+    i = broadcast_to(i, (*batch, index_shape[k]))
+    return moveaxis(tc.gather(x, i, last, last), last, k)
