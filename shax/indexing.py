@@ -136,7 +136,8 @@ def _sliced(x: Any, slices: list[slice]) -> Any:
     """x with each axis read by its slice (every step): `slice` of the range, `rev` for a
     step of -1, `gather` of every step-th element otherwise."""
     shape = tc.shape(x)
-    start, end, reversed_axes, strided = [], [], [], []
+    start, end, reversed_axes = [], [], []
+    strided: list[tuple[int, np.ndarray]] = []
     for axis, (item, n) in enumerate(zip(slices, shape)):
         s, e, step = slice(*_bounds(item)).indices(n)
         picked = range(s, e, step)
@@ -149,13 +150,13 @@ def _sliced(x: Any, slices: list[slice]) -> Any:
         else:
             start.append(0)
             end.append(n)
-            strided.append((axis, np.array(picked, np.int32)))
+            strided.append((axis, np.asarray(picked, np.int32)))
     if start != [0] * len(shape) or end != list(shape):
         x = tc.slice(x, start, end)
     if reversed_axes:
         x = tc.rev(x, reversed_axes)
-    for axis, picked in strided:
-        x = tc.gather(x, picked, axis, 0)
+    for axis, every in strided:
+        x = tc.gather(x, every, axis, 0)
     return x
 
 
@@ -226,7 +227,8 @@ def _advanced(x: Any, shape: tuple[int, ...], items: list[Any]) -> Any:
     else:
         order = ["arrays", *(p for p in layout if p != "arrays")]
     count = len(index_shape)
-    perm, out = [], []
+    perm: list[int] = []
+    out: list[int] = []
     for part in order:
         if part == "arrays":
             perm += range(count)

@@ -67,6 +67,7 @@ from typeclasses import (
     erf,
     exp,
     expm1,
+    gather,
     ge,
     gt,
     le,
@@ -90,6 +91,8 @@ from typeclasses import (
     rev,
     round,
     rsqrt,
+    scatter,
+    scatter_add,
     select,
     signum,
     sin,
@@ -488,6 +491,58 @@ def _select(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value]
     return Step(text, operands, apply), Value(values[k].shape, bound)
 
 
+def _indices(draw: Draw, n: int) -> np.ndarray:
+    """An index array (rank 0 to 2) into an axis of n elements: negative ones, repeats,
+    and ones beyond the axis (clamped), as the gather family reads them."""
+    shape = draw(st.lists(st.integers(1, 3), max_size=2).map(tuple))
+    return np.asarray(draw(hnp.arrays(np.int32, shape, elements=st.integers(-n - 1, n))), np.int32)
+
+
+def _gather(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    """`gather` along one axis at constant indices, or `x[key]` with an index array."""
+    k = _pick(draw, values, lambda v: v.rank > 0)
+    if k is None:
+        return None
+    v = values[k]
+    axis = draw(st.integers(0, v.rank - 1))
+    i = _indices(draw, v.shape[axis])
+    shape = (*v.shape[:axis], *i.shape, *v.shape[axis + 1 :])
+    if not _fits(shape, v.bound):
+        return None
+    if draw(st.booleans()):
+        key = (*(builtins.slice(None),) * axis, np.mod(i, v.shape[axis]))  # numpy's indexing: in range
+        return Step(f"{{0}}[{key}]", (k,), lambda x, _k=key: x[_k]), Value(shape, v.bound)
+    return Step(f"gather({{0}}, {i.tolist()}, {axis}, 0)", (k,), lambda x, _i=i, _a=axis: gather(x, _i, _a, 0)), Value(
+        shape, v.bound
+    )
+
+
+def _scatter(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    """`scatter_add` or `scatter` into a value, of updates gathered from a value of its shape."""
+    k = _pick(draw, values, lambda v: v.rank > 0)
+    if k is None:
+        return None
+    x = values[k]
+    j = _pick(draw, values, lambda w: w.shape == x.shape)
+    assert j is not None  # x itself qualifies
+    axis = draw(st.integers(0, x.rank - 1))
+    i = _indices(draw, x.shape[axis])
+    n = x.shape[axis]
+    source = np.asarray(draw(hnp.arrays(np.int32, i.shape, elements=st.integers(-n - 1, n))), np.int32)
+    if draw(st.booleans()):
+        name, f, bound = "scatter_add", scatter_add, x.bound + i.size * values[j].bound
+    else:
+        name, f, bound = "scatter", scatter, builtins.max(x.bound, values[j].bound)
+    if not _fits(x.shape, bound):
+        return None
+    text = f"{name}({{0}}, {i.tolist()}, gather({{1}}, {source.tolist()}, {axis}, 0), {axis}, 0)"
+
+    def apply(x: Any, y: Any, _i: np.ndarray = i, _s: np.ndarray = source, _a: int = axis) -> Any:
+        return f(x, _i, gather(y, _s, _a, 0), _a, 0)
+
+    return Step(text, (k, j), apply), Value(x.shape, bound)
+
+
 # Steps by family; a step is drawn by family first, so that no family crowds out the others.
 def _sin_in_f64(x: Any) -> Any:
     """sin computed in f64, cast back to x's dtype (a numpy dtype, or a tracer's shax dtype)."""
@@ -548,6 +603,7 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
         "reduce_prod": _reduction("reduce_prod", reduce_prod, lambda b, n: b**n),
     },
     "dot": {"dot_general": _dot_general, "dot": _dot},
+    "index": {"gather": _gather, "scatter": _scatter},
     # Not differentiable everywhere: left out by `smooth=True`.
     "nonsmooth": {
         "abs": _unary("abs({0})", lambda x: abs(x), lambda b: b),

@@ -120,12 +120,12 @@ def test_basic_indexing_is_numpys(key: Any) -> None:
     same(shax.vmap(lambda x: x[key])(xs), np.stack([v[key] for v in xs]))
 
 
-OTHER_INDEXES = [slice(None, None, 2), slice(None, None, -2), np.array([0, 1]), [0, 1], True, 1.0, (0, 0, 0, 0),
-                 (Ellipsis, Ellipsis), 5, -4]  # fmt: skip
+# What numpy refuses, and a boolean scalar (numpy's new axis, selected or not), which shax does not read.
+BAD_INDEXES = [True, 1.0, (0, 0, 0, 0), (Ellipsis, Ellipsis), 5, -4, [1.5], "a", slice(0.5, 2)]
 
 
-@pytest.mark.parametrize("key", OTHER_INDEXES)
-def test_other_indexing_is_a_shax_error(key: Any) -> None:
+@pytest.mark.parametrize("key", BAD_INDEXES)
+def test_bad_indexing_is_a_shax_error(key: Any) -> None:
     with pytest.raises(shax.ShaxError, match="indexing"):
         shax.jit(lambda x: x[key])(array(3, 2))
 
@@ -247,6 +247,6 @@ def test_tile_and_repeat_are_numpys(function: Any, expected: Any) -> None:
     np.testing.assert_allclose(np.sum(expected(dx) * w), np.sum(dx * gradient), rtol=1e-5)  # f32
 
 
-def test_repeat_with_counts_per_element_is_a_shax_error() -> None:
+def test_repeat_needs_a_count_per_element() -> None:
     with pytest.raises(shax.ShaxError, match="repeat"):
-        snp.repeat(array(3), [1, 2, 3])
+        snp.repeat(array(3), [1, 2])

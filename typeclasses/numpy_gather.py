@@ -21,7 +21,7 @@ import numpy as np
 
 def _clamped(indices: Any, n: int) -> np.ndarray:
     i = np.asarray(indices)
-    return np.clip(np.where(i < 0, i + n, i), 0, n - 1)
+    return np.asarray(np.clip(np.where(i < 0, i + n, i), 0, n - 1))
 
 
 def _key(shape: Sequence[int], indices: np.ndarray, axis: int, batch_dims: int) -> tuple[Any, ...]:

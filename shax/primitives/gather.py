@@ -57,7 +57,7 @@ class Indexing(Primitive):
         if indices.dtype.is_float or indices.dtype == bool_:
             raise self.fail(f"indices must be integers, not {indices.dtype.name}", x, indices)
         if not 0 <= b <= a < x.rank or b > indices.rank:
-            message = f"axis {a} and batch_dims {b} need 0 <= batch_dims <= axis < rank of x, batch_dims <= rank of the indices"
+            message = f"axis {a} and batch_dims {b} need batch_dims <= axis < rank of x, batch_dims <= rank of indices"
             raise self.fail(message, x, indices, error=ShaxValueError)
         if x.shape[:b] != indices.shape[:b]:
             raise self.fail(f"the first {b} axes of x and the indices must have the same sizes", x, indices)
@@ -127,8 +127,8 @@ def _scatter_transpose(prim: Scatter, ct: Tracer, operands: Sequence[Operand]) -
     x, indices, updates = operands
     a, b = prim.axis, prim.batch_dims
     index_shape = tuple(tc.shape(indices))
-    numbers = np.arange(int(np.prod(index_shape[b:])), dtype=np.int32).reshape(index_shape[b:])
-    numbers = tc.broadcast(numbers, list(range(b, len(index_shape))), list(index_shape))
+    own = np.arange(int(np.prod(index_shape[b:])), dtype=np.int32).reshape(index_shape[b:])
+    numbers = np.broadcast_to(own, index_shape)  # each update's number, in every batch
     owners = materialized(Zero(TensorType(i32, (*index_shape[:b], x.type.shape[a]))))
     owners = tc.scatter(owners, indices, numbers, b, b)
     kept = tc.eq(tc.gather(owners, indices, b, b), numbers)
@@ -161,4 +161,5 @@ def _gather_batch(prim: Gather, operands: Sequence[Tracer], dims: Sequence[int |
 def _scatter_batch(prim: Indexing, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int]:
     size = next(tc.shape(o)[d] for o, d in zip(operands, dims) if d is not None)
     x, indices, updates = (batched_at(o, d, 0, size) for o, d in zip(operands, dims))
-    return type(prim).function(x, indices, updates, prim.axis + 1, prim.batch_dims + 1), 0
+    write = tc.scatter_add if isinstance(prim, ScatterAdd) else tc.scatter
+    return write(x, indices, updates, prim.axis + 1, prim.batch_dims + 1), 0
