@@ -54,7 +54,7 @@ def einsum(
     if out is not None or dtype is not None:
         option = "out" if out is not None else "dtype"
         raise _fail(subscripts, f"{option}= is not supported (cast the operands with astype)", ShaxTypeError)
-    values = [np.asarray(o) if isinstance(o, (bool, int, float, list, tuple)) else o for o in operands]
+    values: list[Any] = [np.asarray(o) if isinstance(o, (bool, int, float, list, tuple)) else o for o in operands]
     shapes = [tuple(tc.shape(v)) for v in values]
     inputs, output = _parse(subscripts, shapes)
     sizes = _sizes(subscripts, inputs, shapes)
