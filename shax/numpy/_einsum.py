@@ -59,7 +59,7 @@ def einsum(
     inputs, output = _parse(subscripts, shapes)
     sizes = _sizes(subscripts, inputs, shapes)
     _check_dtypes(subscripts, values, inputs, output)
-    terms = [_distinct(subscripts, v, labels) for v, labels in zip(values, inputs)]
+    terms = [_distinct(v, labels) for v, labels in zip(values, inputs)]
     value, labels = terms[0]
     for k, (other, other_labels) in enumerate(terms[1:], start=2):
         needed = {label for _, later in terms[k:] for label in later} | set(output)
@@ -71,8 +71,9 @@ def einsum(
     return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
 
-def _fail(subscripts: str, message: str, error: type[ShaxError] = ShaxValueError) -> ShaxError:
-    return at(error(f"einsum {subscripts!r}: {message}"), current_source())
+def _fail(subscripts: str | None, message: str, error: type[ShaxError] = ShaxValueError) -> ShaxError:
+    named = "einsum" if subscripts is None else f"einsum {subscripts!r}"
+    return at(error(f"{named}: {message}"), current_source())
 
 
 # Subscripts ----------------------------------------------------------------------------
@@ -81,13 +82,21 @@ def _fail(subscripts: str, message: str, error: type[ShaxError] = ShaxValueError
 def _interleaved(first: Any, rest: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
     """numpy's `einsum(op0, sublist0, op1, sublist1, ..., [sublistout])` as subscripts
     and operands: label k (0 ≤ k < 52) is the k-th of A..Z a..z, `...` is Ellipsis."""
+    if not rest:
+        given = type(first).__name__
+        raise _fail(
+            None, f"takes subscripts (a str) or operands each followed by its sublist, got {given}", ShaxTypeError
+        )
     items = [first, *rest]
     operands, sublists = items[0::2], items[1::2]
     output = operands.pop() if len(items) % 2 else None
 
     def letters(sublist: Any) -> str:
         if not isinstance(sublist, (list, tuple)):
-            raise _fail(repr(sublist), "a sublist of axis labels must be a list of ints and Ellipsis", ShaxTypeError)
+            given = type(sublist).__name__
+            raise _fail(
+                None, f"a sublist of axis labels must be a list of ints and Ellipsis, got {given}", ShaxTypeError
+            )
         out = []
         for k in sublist:
             if k is Ellipsis:
@@ -95,7 +104,7 @@ def _interleaved(first: Any, rest: tuple[Any, ...]) -> tuple[str, tuple[Any, ...
             elif isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 0 <= k < len(_LETTERS):
                 out.append(_LETTERS[k])
             else:
-                raise _fail(repr(list(sublist)), f"a label must be an int in [0, 52) or Ellipsis, got {k!r}")
+                raise _fail(None, f"a label must be an int in [0, 52) or Ellipsis, got {k!r} in {list(sublist)!r}")
         return "".join(out)
 
     subscripts = ",".join(letters(s) for s in sublists)
@@ -203,7 +212,7 @@ def _dtype(value: Any) -> np.dtype[Any]:
 # Lowering ------------------------------------------------------------------------------
 
 
-def _distinct(subscripts: str, value: Any, labels: list[str]) -> tuple[Any, list[str]]:
+def _distinct(value: Any, labels: list[str]) -> tuple[Any, list[str]]:
     """The operand with each repeated label's axes replaced by their diagonal (one axis,
     last)."""
     while len(set(labels)) != len(labels):
