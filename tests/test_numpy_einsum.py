@@ -151,8 +151,20 @@ def test_einsum_is_lowered_to_existing_primitives() -> None:
     assert "dot_general" in names
 
 
-# Generated subscripts: up to three operands over the labels a..d (with repeats), an
-# explicit output (some of their labels, distinct) or the implicit one.
+def test_the_smallest_contraction_comes_first() -> None:
+    # Left to right, `i,j,ij->` would build the 3 × 4 outer product of the vectors first.
+    a, b, c = integers((3,)), integers((4,)), integers((3, 4))
+    program = shax.xpr(lambda a, b, c: snp.einsum("i,j,ij->", a, b, c), a, b, c)
+    assert [str(binding.var.type) for binding in program.bindings if binding.prim.name == "dot_general"] == [
+        "f64[3]",
+        "f64[]",
+    ]
+
+
+# Generated subscripts: up to three operands over the labels a..d (with repeats), some
+# with a `...` standing for trailing axes of one batch shape (size 1 stretching), an
+# explicit output (some of their labels, distinct, and `...` if any operand has one) or
+# the implicit one.
 
 SIZES = {"a": 2, "b": 3, "c": 1, "d": 2}
 
@@ -160,12 +172,25 @@ SIZES = {"a": 2, "b": 3, "c": 1, "d": 2}
 @st.composite
 def einsum_calls(draw: st.DrawFn) -> tuple[str, list[np.ndarray]]:
     labels = st.sampled_from(sorted(SIZES))
-    inputs = draw(st.lists(st.lists(labels, max_size=3).map("".join), min_size=1, max_size=3))
-    used = sorted(set("".join(inputs)))
-    explicit = draw(st.booleans())
-    output = "".join(draw(st.permutations(used))[: draw(st.integers(0, len(used)))]) if explicit else None
-    subscripts = ",".join(inputs) + ("" if output is None else f"->{output}")
-    return subscripts, [integers(tuple(SIZES[label] for label in labels_)) for labels_ in inputs]
+    inputs = draw(st.lists(st.lists(labels, max_size=3), min_size=1, max_size=3))
+    batch = draw(st.lists(st.sampled_from([2, 3]), max_size=2))
+    parts, shapes = [], []
+    for letters in inputs:
+        shape = [SIZES[label] for label in letters]
+        if draw(st.booleans()):  # this operand has '...': some trailing batch axes, each maybe 1
+            span = [draw(st.sampled_from([n, 1])) for n in batch[len(batch) - draw(st.integers(0, len(batch))) :]]
+            k = draw(st.integers(0, len(letters)))
+            letters, shape = [*letters[:k], "...", *letters[k:]], [*shape[:k], *span, *shape[k:]]
+        parts.append("".join(letters))
+        shapes.append(tuple(shape))
+    subscripts = ",".join(parts)
+    if draw(st.booleans()):
+        used = sorted({label for letters in inputs for label in letters})
+        output = draw(st.permutations(used))[: draw(st.integers(0, len(used)))]
+        if "..." in subscripts:
+            output.insert(draw(st.integers(0, len(output))), "...")
+        subscripts += "->" + "".join(output)
+    return subscripts, [integers(shape) for shape in shapes]
 
 
 @given(einsum_calls())

@@ -10,10 +10,10 @@ computed in steps:
   flattened to n² elements, padded to n·(n + 1) and read as n rows of n + 1, whose first
   column is the diagonal (element k·(n + 1)). Exact, and linear: pad, reshape and slice;
 - a label in one operand only and not in the output is summed there (`reduce_sum`);
-- operands are contracted pairwise, left to right, by one `dot_general` each: labels both
-  share that the output or a later operand needs are batch axes, the other shared ones
-  are contracted (a shared label of size 1 in one operand is first broadcast to the
-  other's size, as numpy stretches it);
+- operands are contracted pairwise by one `dot_general` each, the pair with the smallest
+  result first (a greedy order): labels both share that the output or another operand
+  needs are batch axes, the other shared ones are contracted (a shared label of size 1
+  in one operand is first broadcast to the other's size, as numpy stretches it);
 - the result's remaining labels are put in the output's order (`transpose`).
 """
 
@@ -60,11 +60,12 @@ def einsum(
     sizes = _sizes(subscripts, inputs, shapes)
     _check_dtypes(subscripts, values, inputs, output)
     terms = [_distinct(v, labels) for v, labels in zip(values, inputs)]
-    value, labels = terms[0]
-    for k, (other, other_labels) in enumerate(terms[1:], start=2):
-        needed = {label for _, later in terms[k:] for label in later} | set(output)
-        value, labels = _contract(value, labels, other, other_labels, needed, sizes)
-    value, labels = _summed(value, labels, set(output))
+    while len(terms) > 1:
+        i, j = _cheapest_pair([labels for _, labels in terms], set(output), sizes)
+        needed = {label for k, (_, labels) in enumerate(terms) if k not in (i, j) for label in labels} | set(output)
+        pair = _contract(*terms[i], *terms[j], needed, sizes)
+        terms = [pair, *(term for k, term in enumerate(terms) if k not in (i, j))]
+    value, labels = _summed(*terms[0], set(output))
     if labels != output:
         value = tc.transpose(value, [labels.index(label) for label in output])
     # numpy's einsum gives a rank-0 result as a numpy scalar, as its reductions do.
@@ -234,6 +235,20 @@ def _diagonal(x: Any, a: int, b: int) -> Any:
     block = tc.reshape(tc.transpose(x, [*rest, a, b]), [m, n * n])
     rows = tc.reshape(tc.pad(block, [(0, 0), (0, n)], 0), [m, n, n + 1])
     return tc.reshape(tc.slice(rows, [0, 0, 0], [m, n, 1]), [*(shape[k] for k in rest), n])
+
+
+def _cheapest_pair(terms: list[list[str]], output: set[str], sizes: dict[str, int]) -> tuple[int, int]:
+    """The two operands whose contraction is smallest (the first such pair, in order):
+    a greedy order, which keeps intermediates small where left to right would build an
+    outer product first (`i,j,ij->`)."""
+
+    def size(i: int, j: int) -> int:
+        others = {label for k, labels in enumerate(terms) if k not in (i, j) for label in labels}
+        kept = (set(terms[i]) | set(terms[j])) & (others | output)
+        return math.prod(sizes[label] for label in kept)
+
+    pairs = [(i, j) for j in range(len(terms)) for i in range(j)]
+    return min(pairs, key=lambda pair: size(*pair))
 
 
 def _summed(value: Any, labels: list[str], needed: set[str]) -> tuple[Any, list[str]]:
