@@ -1,5 +1,5 @@
 """numpy's reduction methods of arrays, for tracers: `x.sum(axis=None, keepdims=False)`,
-`x.prod`, `x.max`, `x.min`, `x.mean`, `x.var`, `x.argmax`, `x.argmin`, each the function
+`x.prod`, `x.max`, `x.min`, `x.mean`, `x.var`, `x.std`, `x.argmax`, `x.argmin`, each the function
 of `shax.numpy` by that name with `x` as its array, in numpy's signature (numpy's own
 `np.sum(x)` calls `x.sum(axis=..., dtype=..., out=...)` on a value that is no array)."""
 
@@ -33,13 +33,32 @@ class ReductionMethods:
     def min(self, axis: Axis = None, out: None = None, keepdims: bool = False) -> Any:
         return _reductions().min(self, axis, out, keepdims)
 
-    def mean(self, axis: Axis = None, dtype: None = None, out: None = None, keepdims: bool = False) -> Any:
+    def mean(self, axis: Axis = None, dtype: Any = None, out: None = None, keepdims: bool = False) -> Any:
         return _reductions().mean(self, axis, dtype, out, keepdims)
 
     def var(
-        self, axis: Axis = None, dtype: None = None, out: None = None, ddof: int = 0, keepdims: bool = False
+        self,
+        axis: Axis = None,
+        dtype: Any = None,
+        out: None = None,
+        ddof: int = 0,
+        keepdims: bool = False,
+        *,
+        correction: int | None = None,
     ) -> Any:
-        return _reductions().var(self, axis, dtype, out, ddof, keepdims)
+        return _reductions().var(self, axis, dtype, out, ddof, keepdims, correction=correction)
+
+    def std(
+        self,
+        axis: Axis = None,
+        dtype: Any = None,
+        out: None = None,
+        ddof: int = 0,
+        keepdims: bool = False,
+        *,
+        correction: int | None = None,
+    ) -> Any:
+        return _reductions().std(self, axis, dtype, out, ddof, keepdims, correction=correction)
 
     def argmax(self, axis: int | None = None, out: None = None, *, keepdims: bool = False) -> Any:
         return _reductions().argmax(self, axis, out, keepdims=keepdims)

@@ -18,7 +18,7 @@ import shax
 import shax.numpy as snp
 import typeclasses as tc
 
-REDUCTIONS = ["sum", "prod", "max", "min", "amax", "amin", "mean", "var"]
+REDUCTIONS = ["sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std"]
 AXES: list[Any] = [None, 0, 1, -1, -3, (), (0, 2), (-1, 0), (2, 1, 0)]
 RNG = np.random.default_rng(0)
 X64 = RNG.uniform(-2.0, 2.0, (2, 3, 4))
@@ -54,7 +54,6 @@ def reduction_cases() -> list[Any]:
         pytest.param(name, dtype, axis, keepdims, id=f"{name}-{dtype}-{axis}-{keepdims}")
         for name in REDUCTIONS
         for dtype in SAMPLES
-        if not (name in ("mean", "var") and dtype == "i32")  # numpy's float64 mean has no shax type
         for axis in AXES
         for keepdims in (False, True)
     ]
@@ -210,9 +209,18 @@ def test_numpys_own_functions_on_a_tracer_call_its_methods() -> None:
     x = SAMPLES["f64"]
 
     def f(x: Any) -> Any:
-        return np.sum(x, axis=1), np.var(x, axis=(0, 2), keepdims=True), np.amax(x), np.argmin(x, axis=-1)
+        return (
+            np.sum(x, axis=1),
+            np.var(x, axis=(0, 2), keepdims=True),
+            np.amax(x),
+            np.argmin(x, axis=-1),
+            np.std(x, axis=0, ddof=1),
+            np.mean(x, dtype=np.float32),
+        )
 
     for actual, expected in zip(shax.jit(f)(x), f(x)):
+        if np.asarray(expected).dtype != np.int64:  # argmin's index: shax's i32 (JAX's)
+            assert np.asarray(actual).dtype == np.asarray(expected).dtype
         np.testing.assert_allclose(actual, expected, rtol=1e-15)
 
 
@@ -221,10 +229,106 @@ def test_numpys_own_functions_on_a_tracer_call_its_methods() -> None:
     [
         (lambda x: snp.sum(x, dtype=np.float32), "sum: dtype=<class 'numpy.float32'> is not supported"),
         (lambda x: x.max(out=np.zeros(())), "max: out=array.* is not supported"),
-        (lambda x: snp.var(x, ddof=1), "var: ddof=1 is not supported"),
     ],
 )
 @typeguard.suppress_type_checks  # their annotations say None, which typeguard would report
 def test_numpys_options_other_than_their_defaults_are_refused(call: Callable[[Any], Any], message: str) -> None:
     with pytest.raises(shax.ShaxValueError, match=message):
         shax.jit(call)(SAMPLES["f64"])
+
+
+# mean, var and std: numpy's ddof and dtype.
+
+MOMENTS = ["var", "std"]
+
+
+@pytest.mark.parametrize("name", MOMENTS)
+@pytest.mark.parametrize("dtype", list(SAMPLES))
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 2)])
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_ddof_divides_by_n_minus_ddof_as_numpy(name: str, dtype: str, axis: Any, ddof: int) -> None:
+    x = SAMPLES[dtype]
+    expected = getattr(np, name)(x, axis=axis, ddof=ddof)
+    assert_same(getattr(snp, name)(x, axis=axis, ddof=ddof), expected)
+    assert_same(shax.jit(lambda x: getattr(snp, name)(x, axis, ddof=ddof))(x), expected)
+    assert_same(
+        shax.jit(lambda x: getattr(x, name)(axis=axis, ddof=ddof, keepdims=True))(x),
+        np.asarray(getattr(np, name)(x, axis=axis, ddof=ddof, keepdims=True)),
+    )
+    assert_same(getattr(snp, name)(x, axis=axis, correction=ddof), expected)  # the array API's name
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's "Degrees of freedom <= 0", 0 / 0, x / 0
+@pytest.mark.parametrize("name", MOMENTS)
+def test_ddof_at_or_beyond_the_count_gives_numpys_nan_and_inf(name: str) -> None:
+    x = np.array([[1.0, 2.0], [3.0, 3.0]])
+    for ddof in (2, 3):
+        expected = getattr(np, name)(x, axis=1, ddof=ddof)  # [inf, nan]: Σ d² / 0
+        assert_same(getattr(snp, name)(x, axis=1, ddof=ddof), expected)
+        assert_same(shax.jit(lambda x, ddof=ddof: getattr(snp, name)(x, axis=1, ddof=ddof))(x), expected)
+
+
+@pytest.mark.parametrize("name", ["mean", *MOMENTS])
+@pytest.mark.parametrize(("data", "dtype"), [("f32", np.float64), ("f32", shax.f64), ("i32", np.float32)])
+@pytest.mark.parametrize("axis", [None, 1, (0, 2)])
+def test_dtype_is_the_one_numpy_computes_in(name: str, data: str, dtype: Any, axis: Any) -> None:
+    x = SAMPLES[data]
+    numpy_dtype = np.float64 if dtype is shax.f64 else dtype
+    expected = getattr(np, name)(x, axis=axis, dtype=numpy_dtype)
+    actual = [getattr(snp, name)(x, axis=axis, dtype=dtype), shax.jit(lambda x: getattr(x, name)(axis, dtype))(x)]
+    for result in actual:
+        if name != "mean" and data == "i32":
+            # numpy subtracts an f32 mean from i32 data in f64 (their promotion) before summing
+            # the squares in f32; shax converts the data to f32 first: equal to f32 rounding.
+            assert np.asarray(result).dtype == np.float32
+            np.testing.assert_allclose(result, expected, rtol=1e-6)
+        else:
+            assert_same(result, expected)
+
+
+def test_the_mean_of_integers_and_bools_is_numpys_float64() -> None:
+    for x in (SAMPLES["i32"], SAMPLES["i32"] > 0, 3, True):
+        for name in ("mean", "var", "std"):
+            expected = getattr(np, name)(x)
+            assert_same(getattr(snp, name)(x), expected)
+            if isinstance(x, np.ndarray):
+                assert_same(shax.jit(getattr(snp, name))(x), expected)
+
+
+def test_a_batched_variance_with_ddof_is_a_loop_of_numpys() -> None:
+    x = SAMPLES["f64"]
+    batched = shax.vmap(lambda row: snp.std(row, axis=0, ddof=1), in_axes=1)(x)
+    np.testing.assert_allclose(batched, np.stack([np.std(x[:, k], axis=0, ddof=1) for k in range(3)]), rtol=1e-14)
+
+
+def test_gradients_of_ddof_and_dtype_are_jaxs() -> None:
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 0.0]])
+    third, two_thirds, half_root = 4 / 3, 2 / 3, 0.5**0.5
+    var1 = shax.grad(lambda x: snp.sum(snp.var(x, axis=1, ddof=1)))(x)
+    np.testing.assert_allclose(var1, [[-third, two_thirds, two_thirds], [third, -two_thirds, -two_thirds]])
+    std1 = shax.grad(lambda x: snp.sum(snp.std(x, axis=0, ddof=1)))(x)
+    np.testing.assert_allclose(std1, [[-half_root, half_root, half_root], [half_root, -half_root, -half_root]])
+    a, b = 0.06622662, 0.19867985  # jax.grad(jnp.std)(x)
+    np.testing.assert_allclose(shax.grad(snp.std)(x), [[-a, b, b], [a, -b, -b]], rtol=1e-7)
+    # computed in f64, the gradient comes back to the f32 argument, as JAX's
+    g = shax.grad(lambda x: snp.var(x, dtype=np.float64))(x.astype(np.float32))
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, [[-1 / 6, 0.5, 0.5], [1 / 6, -0.5, -0.5]], rtol=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda x: snp.var(x, ddof=1.5), shax.ShaxTypeError, "var: ddof must be an int, got 1.5"),
+        (lambda x: snp.std(x, ddof=None), shax.ShaxTypeError, "std: ddof must be an int, got None"),
+        (lambda x: snp.std(x, ddof=1, correction=1), shax.ShaxValueError, "std: ddof=1 and correction=1 given"),
+        (lambda x: snp.mean(x, dtype=np.int32), shax.ShaxTypeError, "mean: dtype=.*int32.* is not a float dtype"),
+        (lambda x: snp.var(x, dtype="nonsense"), shax.ShaxTypeError, "var: dtype='nonsense' is not a dtype"),
+        (lambda x: snp.std(x, out=np.zeros(())), shax.ShaxValueError, "std: out=array.* is not supported"),
+    ],
+)
+@typeguard.suppress_type_checks  # their annotations forbid what is tested
+def test_bad_ddof_and_dtype_are_shax_errors(call: Callable[[Any], Any], error: type[Exception], message: str) -> None:
+    for run in (call, shax.jit(call)):
+        with pytest.raises(error, match=message):
+            run(SAMPLES["f64"])

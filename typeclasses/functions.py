@@ -373,9 +373,9 @@ def mean(x: H, axes: Sequence[int]) -> H:
 
 
 @typeclass_function(HNP)
-def var(x: H, axes: Sequence[int]) -> H:
-    """The variance over `axes`, ddof 0 as numpy's (a default method)."""
-    return pick("var", x).var(x, axes)
+def var(x: H, axes: Sequence[int], ddof: int = 0) -> H:
+    """The variance over `axes`, Σ |x − mean x|² / (n − ddof) as numpy's (a default method)."""
+    return pick("var", x).var(x, axes, ddof)
 
 
 @typeclass_function(HNP)

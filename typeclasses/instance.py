@@ -99,12 +99,14 @@ class Instance:
         shape = tc.shape(x)
         return tc.div(tc.reduce_sum(x, axes), float(math.prod(shape[a] for a in axes)))
 
-    # var x = mean |x − mean x|², the deviations from the mean broadcast back (ddof 0, numpy's)
-    def var(self, x: Any, axes: Sequence[int]) -> Any:
+    # var x = Σ |x − mean x|² / (n − ddof), the deviations from the mean broadcast back;
+    # numpy's divisor, clamped at 0 (so ∞ or NaN where ddof ≥ n)
+    def var(self, x: Any, axes: Sequence[int], ddof: int = 0) -> Any:
         shape = tc.shape(x)
         kept = [a for a in range(len(shape)) if a not in axes]
         deviation = tc.sub(x, tc.broadcast(tc.mean(x, axes), kept, shape))
-        return tc.mean(tc.mul(deviation, deviation), axes)
+        n = math.prod(shape[a] for a in axes)
+        return tc.div(tc.reduce_sum(tc.mul(deviation, deviation), axes), float(max(n - ddof, 0)))
 
     # matmul = dot_general contracting x's last axis with y's second-to-last (its only one, for a
     # vector), batched over the axes before the last two, broadcast against each other (numpy).

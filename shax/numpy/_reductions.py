@@ -1,6 +1,8 @@
 """numpy's reductions, on numpy values and tracers alike: `sum`, `prod`, `max`/`amax`,
-`min`/`amin`, `mean`, `var`, `argmax`, `argmin`, with numpy's `axis` (None for all axes,
-an int or a tuple of them, negative counting from the end) and `keepdims`.
+`min`/`amin`, `mean`, `var`, `std`, `argmax`, `argmin`, with numpy's `axis` (None for all
+axes, an int or a tuple of them, negative counting from the end) and `keepdims`; `mean`,
+`var` and `std` with numpy's `dtype` (of an integer or bool array: f64), `var` and `std`
+with its `ddof`.
 
 Each normalises its axes and calls the typeclass function (`tc.reduce_sum(x, axes)`,
 `tc.argmax(x, axis)`); keepdims reshapes the result, the reduced axes kept with size 1.
@@ -21,8 +23,9 @@ import numpy as np
 import typeclasses as tc
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
+from shax.types import DType
 
-__all__ = ["amax", "amin", "argmax", "argmin", "max", "mean", "min", "prod", "sum", "var"]
+__all__ = ["amax", "amin", "argmax", "argmin", "max", "mean", "min", "prod", "std", "sum", "var"]
 
 Axis = int | tuple[int, ...] | None
 
@@ -57,15 +60,44 @@ def amin(a: Any, axis: Axis = None, out: None = None, keepdims: bool = False) ->
     return _reduce("amin", tc.reduce_min, a, axis, keepdims)
 
 
-def mean(a: Any, axis: Axis = None, dtype: None = None, out: None = None, keepdims: bool = False) -> Any:
-    _unsupported("mean", dtype=dtype, out=out)
-    return _reduce("mean", tc.mean, a, axis, keepdims)
+def mean(a: Any, axis: Axis = None, dtype: Any = None, out: None = None, keepdims: bool = False) -> Any:
+    """The mean, computed in `dtype` (a float dtype); by default in a's, or f64 for an
+    integer or bool a (numpy's)."""
+    _unsupported("mean", out=out)
+    return _reduce("mean", tc.mean, _accumulated("mean", a, dtype), axis, keepdims)
 
 
-def var(a: Any, axis: Axis = None, dtype: None = None, out: None = None, ddof: int = 0, keepdims: bool = False) -> Any:
-    """The variance with ddof 0, numpy's default (the only one)."""
-    _unsupported("var", dtype=dtype, out=out, ddof=None if ddof == 0 else ddof)
-    return _reduce("var", tc.var, a, axis, keepdims)
+def var(
+    a: Any,
+    axis: Axis = None,
+    dtype: Any = None,
+    out: None = None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    *,
+    correction: int | None = None,
+) -> Any:
+    """Σ |a − mean a|² / (n − ddof) (`correction` is the array API's name for ddof),
+    computed in `dtype` as `mean`."""
+    _unsupported("var", out=out)
+    d = _ddof("var", ddof, correction)
+    return _reduce("var", lambda x, axes: tc.var(x, axes, d), _accumulated("var", a, dtype), axis, keepdims)
+
+
+def std(
+    a: Any,
+    axis: Axis = None,
+    dtype: Any = None,
+    out: None = None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    *,
+    correction: int | None = None,
+) -> Any:
+    """√var, numpy's: the square root of `var` with the same options."""
+    _unsupported("std", out=out)
+    d = _ddof("std", ddof, correction)
+    return _reduce("std", lambda x, axes: tc.sqrt(tc.var(x, axes, d)), _accumulated("std", a, dtype), axis, keepdims)
 
 
 def argmax(a: Any, axis: int | None = None, out: None = None, *, keepdims: bool = False) -> Any:
@@ -80,8 +112,8 @@ def argmin(a: Any, axis: int | None = None, out: None = None, *, keepdims: bool 
 
 
 def _unsupported(op: str, **options: Any) -> None:
-    """numpy's options shax does not take (an output array, a dtype to convert to, ddof
-    other than 0) are errors unless left at their defaults."""
+    """numpy's options shax does not take (an output array, a dtype to sum or multiply
+    in) are errors unless left at their defaults."""
     for name, value in options.items():
         if value is not None:
             raise _error(ShaxValueError(f"{op}: {name}={value!r} is not supported (only numpy's default)"))
@@ -111,6 +143,40 @@ def _arg(op: str, reduce: Callable[[Any, int], Any], a: Any, axis: int | None, k
 def _operand(a: Any) -> Any:
     """A Python number as the numpy scalar numpy makes of it; other values as they are."""
     return np.asarray(a) if isinstance(a, (bool, int, float)) else a
+
+
+def _accumulated(op: str, a: Any, dtype: Any) -> Any:
+    """`a` in the dtype numpy computes a mean or variance in: `dtype` if given (a float
+    dtype), else a's own if a float one, else f64 (numpy's for integers and bools). The
+    sums are then those of the converted values, as numpy's are."""
+    number = isinstance(a, (bool, int, float))
+    a = _operand(a)
+    own = getattr(a, "dtype", None)  # a tracer's is a shax dtype
+    have = np.dtype(own.numpy) if isinstance(own, DType) else np.asarray(a).dtype
+    if dtype is None:
+        want = have if np.issubdtype(have, np.floating) else np.dtype(np.float64)
+    else:
+        try:
+            want = np.dtype(dtype.numpy) if isinstance(dtype, DType) else np.dtype(dtype)
+        except TypeError:
+            raise _error(ShaxTypeError(f"{op}: dtype={dtype!r} is not a dtype")) from None
+        if not np.issubdtype(want, np.floating):
+            raise _error(ShaxTypeError(f"{op}: dtype={dtype!r} is not a float dtype (shax computes means in floats)"))
+    if want == have:
+        return a
+    # A Python number converts itself (numpy's int64 for an int is no shax type).
+    return np.asarray(a, want) if number else tc.convert_element_type(a, want)
+
+
+def _ddof(op: str, ddof: Any, correction: Any) -> int:
+    """numpy's delta degrees of freedom (an int; `correction` its other name, not both)."""
+    if correction is not None:
+        if not (isinstance(ddof, (int, np.integer)) and ddof == 0):
+            raise _error(ShaxValueError(f"{op}: ddof={ddof!r} and correction={correction!r} given together"))
+        ddof = correction
+    if isinstance(ddof, bool) or not isinstance(ddof, (int, np.integer)):
+        raise _error(ShaxTypeError(f"{op}: ddof must be an int, got {ddof!r}"))
+    return operator.index(ddof)
 
 
 def _axes(op: str, shape: tuple[int, ...], axis: Axis) -> list[int]:
