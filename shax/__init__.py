@@ -21,6 +21,6 @@ from shax.types import DType, TensorType, bool_, f32, f64, i32, i64, u8
 __all__ = [
     "Binding", "DType", "extend", "Definition", "Explanation", "LinearizedDefinition", "ShaxError", "ShaxTypeError",
     "ShaxValueError", "TensorType", "Tracer", "Var", "bool_", "evaluate", "explain", "f32", "f64", "i32",
-    "i64", "u8", "grad", "jit", "jvp", "linearize", "nn", "numpy", "optimizers", "passes", "primitives", "stages", "trace",
-    "value_and_grad", "vjp", "vmap", "xpr",
+    "i64", "u8", "grad", "jit", "jvp", "linearize", "nn", "numpy", "optimizers", "passes", "primitives", "stages",
+    "trace", "value_and_grad", "vjp", "vmap", "xpr",
 ]  # fmt: skip

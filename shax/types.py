@@ -159,7 +159,7 @@ def fits(number: bool | int | float, dtype: DType) -> bool:
     return dtype.is_float
 
 
-_INTEGER_RANGES = {d: (int(np.iinfo(d.numpy).min), int(np.iinfo(d.numpy).max)) for d in INTEGERS}
+_INTEGER_RANGES = {d: (int(np.iinfo(np.dtype(d.numpy)).min), int(np.iinfo(np.dtype(d.numpy)).max)) for d in INTEGERS}
 
 
 # The smallest int that does not convert to a float: 2^1024 less half an ulp of the largest float.

@@ -697,7 +697,9 @@ BAD_DEFINITIONS: dict[str, Definition] = {
         "f", (f32[2],), (ARG, Binding(X[1], P.Sin(), (X[2],)), Binding(X[2], P.Cos(), (X[0],))), (X[1],)
     ),
     "ill_typed": Definition("f", (f32[2],), (ARG, Binding(X[1], P.Reshape((3,)), (X[0],))), (X[1],)),
-    "unsupported_constant": Definition("f", (f32[2],), (ARG, Binding(X[1], P.Constant(np.arange(2, dtype=np.int16)), ())), (X[1],)),
+    "unsupported_constant": Definition(
+        "f", (f32[2],), (ARG, Binding(X[1], P.Constant(np.arange(2, dtype=np.int16)), ())), (X[1],)
+    ),
 }
 # What names the binding (or the returned var) at fault, in each case's error.
 AT_FAULT = {

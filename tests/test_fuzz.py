@@ -214,7 +214,10 @@ SHAX: dict[str, Call] = {
     "TensorType.parse": Call(shax.TensorType.parse, ("f32[2, 3]",)),
     "Definition": Call(hand_built_definition, (DEFN.name, DEFN.arg_types, DEFN.bindings, DEFN.outputs)),
     "LinearizedDefinition": Call(hand_built_linearized, (LIN.primal, LIN.linear, LIN.num_residuals)),
-    **{name: Call(dtype_indexed(getattr(shax, name)), ((2, 3),)) for name in ("f32", "f64", "i32", "i64", "u8", "bool_")},
+    **{
+        name: Call(dtype_indexed(getattr(shax, name)), ((2, 3),))
+        for name in ("f32", "f64", "i32", "i64", "u8", "bool_")
+    },
 }
 STAGES: dict[str, Call] = {
     "batch": Call(stages.batch, (TYPED, 0, 2, 0)),
