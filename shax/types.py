@@ -54,7 +54,15 @@ def dtype_of_numpy(dtype: Any) -> DType:
         return _BY_NUMPY[np.dtype(dtype)]
     except (KeyError, TypeError):
         supported = ", ".join(f"{d.name} ({np.dtype(d.numpy)})" for d in DTYPES)
-        raise ShaxTypeError(f"dtype {dtype} is not supported; use one of {supported}") from None
+        raise ShaxTypeError(f"dtype {_numpy_name(dtype)} is not supported; use one of {supported}") from None
+
+
+def _numpy_name(dtype: Any) -> str:
+    """numpy's name of a dtype given any way numpy takes it (np.int16 is `int16`)."""
+    try:
+        return np.dtype(dtype).name
+    except TypeError:
+        return repr(dtype)
 
 
 def _dtype(dtype: Any) -> DType:

@@ -193,3 +193,15 @@ def test_codegen_names_the_numpy_dtypes() -> None:
     assert "uint8" in source
     compiled = shax.jit(lambda x: x.astype(np.int64) + 1)
     assert compiled(np.array([1.5, -2.5], np.float32)).dtype == np.int64
+
+
+def test_zeros_like_of_a_tracer_in_another_dtype() -> None:
+    f = shax.jit(lambda x: snp.zeros_like(x, dtype=int) + x.astype(np.int64))
+    out = f(np.array([1.5, -2.5], np.float32))
+    assert out.dtype == np.int64  # numpy's int
+    np.testing.assert_array_equal(out, [1, -2])
+    ones = shax.jit(lambda x: snp.ones_like(x, np.uint8))(np.zeros(2, np.float32))
+    assert ones.dtype == np.uint8
+    np.testing.assert_array_equal(ones, np.ones_like(np.zeros(2, np.float32), np.uint8))
+    with pytest.raises(shax.ShaxTypeError, match="int16 is not supported"):
+        shax.jit(lambda x: snp.ones_like(x, np.int16))(np.zeros(2, np.float32))
