@@ -16,11 +16,11 @@ from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.tracer import Tracer
 from shax.tracing import trace
 from shax.transforms import grad, jit, jvp, linearize, value_and_grad, vjp, vmap, xpr
-from shax.types import DType, TensorType, bool_, f32, f64, i32
+from shax.types import DType, TensorType, bool_, f32, f64, i32, i64, u8
 
 __all__ = [
     "Binding", "DType", "extend", "Definition", "Explanation", "LinearizedDefinition", "ShaxError", "ShaxTypeError",
     "ShaxValueError", "TensorType", "Tracer", "Var", "bool_", "evaluate", "explain", "f32", "f64", "i32",
-    "grad", "jit", "jvp", "linearize", "nn", "numpy", "optimizers", "passes", "primitives", "stages", "trace",
-    "value_and_grad", "vjp", "vmap", "xpr",
+    "i64", "u8", "grad", "jit", "jvp", "linearize", "nn", "numpy", "optimizers", "passes", "primitives", "stages",
+    "trace", "value_and_grad", "vjp", "vmap", "xpr",
 ]  # fmt: skip

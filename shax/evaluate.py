@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from shax.errors import ShaxError, ShaxTypeError, at
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.ir import Binding, Definition
 from shax.location import current_source
 from shax.primitive import Arg
 from shax.rules.evaluate import eval_rules, numpy_rules
 from shax.tracer import Tracer
-from shax.types import TensorType, fits
+from shax.types import INTEGERS, TensorType, fits
 from shax.validation import check_runnable
 from shax.walker import for_each_binding
 
@@ -71,6 +71,8 @@ def check_argument(what: str, declared: TensorType, value: Any) -> Any:
         and fits(value, declared.dtype)
     ):
         return np.asarray(value, declared.dtype.numpy)
+    elif type(value) is int and declared.shape == () and declared.dtype in INTEGERS:
+        raise ShaxValueError(f"{what}: the Python int {value} does not fit {declared}")
     elif isinstance(value, (np.ndarray, np.generic, bool, int, float)):
         try:
             given = TensorType.of(value)

@@ -158,11 +158,14 @@ def _array(what: str, t: TensorType, value: Any) -> np.ndarray:
     except ValueError:  # nested lists of different lengths
         raise ShaxTypeError(f"{what} is not an array: {reprlib.repr(value)}") from None
     target = np.dtype(t.dtype.numpy)
-    if array.dtype.kind not in "biuf" or not np.can_cast(array.dtype, target, "same_kind"):
+    # Ints go to any integer dtype (numpy's same_kind refuses int64 to uint8), within its range (below).
+    integers = array.dtype.kind in "biu" and target.kind in "iu"
+    if array.dtype.kind not in "biuf" or not (integers or np.can_cast(array.dtype, target, "same_kind")):
         raise ShaxTypeError(f"{what} holds {array.dtype} values, which do not convert to {t}: {reprlib.repr(value)}")
     if array.shape != t.shape:
         raise ShaxValueError(f"{what} has shape {list(array.shape)}, but its type is {t}")
-    if target.kind == "i" and array.size and (array.min() < np.iinfo(target).min or array.max() > np.iinfo(target).max):
+    limits = np.iinfo(target) if target.kind in "iu" else None
+    if limits is not None and array.size and (array.min() < limits.min or array.max() > limits.max):
         raise ShaxValueError(f"{what} holds values beyond the range of {t}")
     return array.astype(target, copy=False)
 
@@ -172,4 +175,5 @@ def _random(t: TensorType, rng: np.random.Generator) -> np.ndarray:
         return rng.standard_normal(t.shape).astype(t.dtype.numpy)
     if t.dtype == bool_:
         return rng.random(t.shape) < 0.5
-    return rng.integers(-3, 4, t.shape).astype(t.dtype.numpy)
+    low = 0 if np.dtype(t.dtype.numpy).kind == "u" else -3  # unsigned: no negative values to wrap around
+    return rng.integers(low, 4, t.shape).astype(t.dtype.numpy)

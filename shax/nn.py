@@ -74,9 +74,16 @@ def one_hot(x: Any, num_classes: int, dtype: Any = np.float32, axis: int = -1) -
     rank = len(tc.shape(x)) + 1
     position = axis % rank if -rank <= axis < rank else rank  # out of range: expand_dims says so
     labels = snp.expand_dims(x, position)
-    classes = np.arange(num_classes, dtype=np.int32).reshape([-1 if k == position else 1 for k in range(rank)])
+    # The classes in the labels' dtype (i64 from numpy, i32, u8): comparing joins no two dtypes.
+    classes = np.arange(num_classes, dtype=_numpy_dtype(x)).reshape([-1 if k == position else 1 for k in range(rank)])
     hit = snp.equal(labels, classes)
     return tc.select(hit, np.ones(tc.shape(hit), dtype), np.zeros(tc.shape(hit), dtype))
+
+
+def _numpy_dtype(x: Any) -> np.dtype:
+    """x's element type as numpy's: a tracer's shax dtype names it; a Python int is numpy's int64."""
+    dtype = getattr(x, "dtype", None)
+    return np.dtype(getattr(dtype, "numpy", dtype)) if dtype is not None else np.result_type(x)
 
 
 def _axes(a: Any, axis: Axis) -> tuple[int, ...]:

@@ -274,9 +274,11 @@ class TracerInstance(DerivedInstance):
         return primitive_method(cls, method, lambda prim, operands: apply(prim, *operands), from_user_args(cls))
 
 
-def constant_like(x: Tracer, number: int | float) -> Tracer:
-    """`number` in x's dtype and shape, a constant of x's trace (`zeros_like`)."""
-    return _fill(x, number, (x,))
+def constant_like(x: Tracer, number: int | float, dtype: DType | None = None) -> Tracer:
+    """`number` in x's shape and dtype (or `dtype`), a constant of x's trace (`zeros_like`)."""
+    if dtype is None:
+        return _fill(x, number, (x,))
+    return emit(x.trace, Broadcast((), x.shape), (lift(x.trace, np.asarray(number, dtype.numpy), None, "full_like"),))
 
 
 def _fill(pred: Tracer, number: Any, branches: Sequence[Any]) -> Tracer:

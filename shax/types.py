@@ -39,8 +39,11 @@ class DType:
 f32 = DType("f32", np.float32, True)
 f64 = DType("f64", np.float64, True)
 i32 = DType("i32", np.int32, False)
+i64 = DType("i64", np.int64, False)
+u8 = DType("u8", np.uint8, False)
 bool_ = DType("bool", np.bool_, False)
-DTYPES: tuple[DType, ...] = (f32, f64, i32, bool_)
+DTYPES: tuple[DType, ...] = (f32, f64, i32, i64, u8, bool_)
+INTEGERS: tuple[DType, ...] = (i32, i64, u8)
 _BY_NAME = {d.name: d for d in DTYPES}
 _BY_NUMPY = {np.dtype(d.numpy): d for d in DTYPES}
 
@@ -51,7 +54,15 @@ def dtype_of_numpy(dtype: Any) -> DType:
         return _BY_NUMPY[np.dtype(dtype)]
     except (KeyError, TypeError):
         supported = ", ".join(f"{d.name} ({np.dtype(d.numpy)})" for d in DTYPES)
-        raise ShaxTypeError(f"dtype {dtype} is not supported; use one of {supported}") from None
+        raise ShaxTypeError(f"dtype {_numpy_name(dtype)} is not supported; use one of {supported}") from None
+
+
+def _numpy_name(dtype: Any) -> str:
+    """numpy's name of a dtype given any way numpy takes it (np.int16 is `int16`)."""
+    try:
+        return np.dtype(dtype).name
+    except TypeError:
+        return repr(dtype)
 
 
 def _dtype(dtype: Any) -> DType:
@@ -143,15 +154,20 @@ def _array_type(dtype: np.dtype, shape: tuple[int, ...]) -> TensorType:
 
 def fits(number: bool | int | float, dtype: DType) -> bool:
     """Whether a Python number stands for a `dtype` scalar without a change of kind or
-    value: a bool for bool; an int for i32 within its range, or for a float dtype if it
-    converts to a float; a float for a float dtype (beyond f32's range it is ±inf, as in numpy)."""
+    value: a bool for bool; an int for an integer dtype within its range (0 to 255 for u8),
+    or for a float dtype if it converts to a float; a float for a float dtype (beyond f32's
+    range it is ±inf, as in numpy)."""
     if isinstance(number, bool):
         return dtype == bool_
     if isinstance(number, int):
-        if dtype == i32:
-            return -(2**31) <= number < 2**31
+        if dtype in _INTEGER_RANGES:
+            low, high = _INTEGER_RANGES[dtype]
+            return low <= number <= high
         return dtype.is_float and abs(number) < _FLOAT_LIMIT
     return dtype.is_float
+
+
+_INTEGER_RANGES = {d: (int(np.iinfo(np.dtype(d.numpy)).min), int(np.iinfo(np.dtype(d.numpy)).max)) for d in INTEGERS}
 
 
 # The smallest int that does not convert to a float: 2^1024 less half an ulp of the largest float.
@@ -160,9 +176,10 @@ _FLOAT_LIMIT = 2**1024 - 2**970
 
 def weak_dtype(number: bool | int | float, reference: DType | None, op: str | None = None) -> DType:
     """The dtype of a Python number next to tensors of dtype `reference` (None: no tensor).
-    Numbers are weakly typed: `x * 2` keeps x's dtype; alone or next to bools a float is
-    f32 and an int i32. A float next to an integer tensor is an error, not a silent
-    truncation, and so is a number the dtype cannot hold (2**40 as an i32)."""
+    Numbers are weakly typed: `x * 2` keeps x's dtype (an i64's, a u8's too); alone or
+    next to bools a float is f32 and an int i32. A float next to an integer tensor is an
+    error, not a silent truncation, and so is a number the dtype cannot hold (2**40 as an
+    i32, 300 or -1 as a u8: numpy 2 refuses them too)."""
     prefix = f"{op}: " if op else ""
     if isinstance(number, bool):
         return bool_

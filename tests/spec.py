@@ -32,7 +32,7 @@ import attrs
 import numpy as np
 
 from shax import primitives as P
-from shax.types import DTYPES, DType, TensorType, bool_, f32, f64, i32
+from shax.types import DTYPES, INTEGERS, DType, TensorType, bool_, f32, f64, u8
 from typeclasses import (
     abs,
     add,
@@ -104,8 +104,8 @@ Shape = tuple[int, ...]
 class Domain:
     """Values drawn uniformly from [low, high]; `signed` also flips signs at random
     (so |value| is in [low, high]); `integral` rounds floats to whole numbers
-    (so `eq` sometimes holds). Integer dtypes use the whole numbers in range,
-    bool ignores the range."""
+    (so `eq` sometimes holds). Integer dtypes use the whole numbers in range (u8
+    their absolute values), bool ignores the range."""
 
     name: str
     low: float
@@ -122,6 +122,8 @@ class Domain:
             values = rng.integers(math.ceil(self.low), math.floor(self.high), shape, endpoint=True).astype(float)
         if self.signed:
             values = values * rng.choice([-1.0, 1.0], shape)
+        if dtype == u8:  # unsigned: |value| (numpy's cast of a negative float to u8 is undefined)
+            values = np.abs(values)
         return np.asarray(values, dtype.numpy)
 
 
@@ -180,9 +182,9 @@ class Spec:
 
 
 FLOATS = (f32, f64)
-NUMBERS = (f32, f64, i32)
+NUMBERS = (f32, f64, *INTEGERS)
 ALL = DTYPES
-NO_BOOL = (f32, f64, i32)
+NO_BOOL = NUMBERS
 
 
 def unary(prim: type[P.Primitive], function: Callable[[Any], Any], domain: Domain, dtypes: tuple[DType, ...]) -> Spec:
@@ -218,6 +220,8 @@ ROWS: list[Spec] = [
             Case("f64", lambda: np.array([[1.0, -2.5], [0.5, 3.0]]), ()),
             Case("f32_scalar", lambda: np.float32(1.5), ()),
             Case("i32", lambda: np.arange(3, dtype=np.int32), ()),
+            Case("i64", lambda: np.arange(3), ()),
+            Case("u8", lambda: np.array([[0, 255]], np.uint8), ()),
             Case("bool", lambda: np.array([True, False]), ()),
             Case("large", lambda: _LARGE, ()),
         ),

@@ -322,8 +322,8 @@ def int_beyond_floats(x):
     return add(x, 10**400)  # int-beyond-floats
 
 
-def int64_constant(x):
-    return select(eq(x, x), x, np.arange(3))  # int64-constant
+def int16_constant(x):
+    return select(eq(x, x), x, np.arange(3, dtype=np.int16))  # int16-constant
 
 
 def reshape_past_int64(x):
@@ -353,7 +353,7 @@ CALLS: list[tuple[Callable[..., Any], tuple[TensorType, ...], type[Exception], t
     (int_beyond_i32, (i32[3],), V, ("add", "1099511627776", "i32")),
     (int_below_i32, (i32[3],), V, ("add", "-2147483649", "i32")),
     (int_beyond_floats, (f32[3],), V, ("add", "f32")),
-    (int64_constant, (f32[3],), T, ("select", "int64")),
+    (int16_constant, (f32[3],), T, ("select", "int16")),
     (reshape_past_int64, (f32[0],), T, ("reshape", "f32[0]", "[4294967296, 4294967296]")),
 ]
 
@@ -697,7 +697,9 @@ BAD_DEFINITIONS: dict[str, Definition] = {
         "f", (f32[2],), (ARG, Binding(X[1], P.Sin(), (X[2],)), Binding(X[2], P.Cos(), (X[0],))), (X[1],)
     ),
     "ill_typed": Definition("f", (f32[2],), (ARG, Binding(X[1], P.Reshape((3,)), (X[0],))), (X[1],)),
-    "unsupported_constant": Definition("f", (f32[2],), (ARG, Binding(X[1], P.Constant(np.arange(2)), ())), (X[1],)),
+    "unsupported_constant": Definition(
+        "f", (f32[2],), (ARG, Binding(X[1], P.Constant(np.arange(2, dtype=np.int16)), ())), (X[1],)
+    ),
 }
 # What names the binding (or the returned var) at fault, in each case's error.
 AT_FAULT = {

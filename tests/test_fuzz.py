@@ -214,7 +214,10 @@ SHAX: dict[str, Call] = {
     "TensorType.parse": Call(shax.TensorType.parse, ("f32[2, 3]",)),
     "Definition": Call(hand_built_definition, (DEFN.name, DEFN.arg_types, DEFN.bindings, DEFN.outputs)),
     "LinearizedDefinition": Call(hand_built_linearized, (LIN.primal, LIN.linear, LIN.num_residuals)),
-    **{name: Call(dtype_indexed(getattr(shax, name)), ((2, 3),)) for name in ("f32", "f64", "i32", "bool_")},
+    **{
+        name: Call(dtype_indexed(getattr(shax, name)), ((2, 3),))
+        for name in ("f32", "f64", "i32", "i64", "u8", "bool_")
+    },
 }
 STAGES: dict[str, Call] = {
     "batch": Call(stages.batch, (TYPED, 0, 2, 0)),
@@ -252,7 +255,7 @@ NOT_CALLED = {
     "ShaxTypeError": "an exception class",
     "ShaxValueError": "an exception class",
     "Tracer": "made by tracing, never by users",
-    "DType": "the dtypes are fixed values, indexed by the f32, f64, i32, bool_ drivers",
+    "DType": "the dtypes are fixed values, indexed by the f32, ..., bool_ drivers",
     "Var": "a part of a Definition: the Definition driver builds bad ones",
     "Binding": "a part of a Definition: the Definition driver builds bad ones",
     "primitives": "primitive classes are parts of a Definition: stages check hand-built ones (test_errors.py)",

@@ -33,7 +33,7 @@ from shax.ir import Definition
 from shax.location import current_source
 from shax.stages import check_types, infer_types
 from shax.tracer import Tracer
-from shax.types import bool_, f32, f64, i32
+from shax.types import INTEGERS, bool_, f32, f64, fits
 from shax.validation import expect_definition
 
 # Generated code is named as a file in the shax package, so that errors raised while it
@@ -44,7 +44,7 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _serial = itertools.count()
 _serial_lock = threading.Lock()
 # The Python numbers that stand for a scalar of each dtype (evaluate's `check_argument`).
-_NUMBERS = {f32: (float, int), f64: (float, int), i32: (int,), bool_: (bool,)}
+_NUMBERS = {f32: (float, int), f64: (float, int), bool_: (bool,), **{d: (int,) for d in INTEGERS}}
 
 
 @attrs.frozen(eq=False)
@@ -104,7 +104,7 @@ def _argument_checker(defn: Definition) -> Callable[[int, Any], Any]:
     def argument(k: int, value: Any) -> Any:
         """Argument k as evaluate takes it (a Python number becomes a numpy value), or an error.
         An ndarray subclass is taken as an ndarray (np.matrix would make `*` a matrix product)."""
-        if type(value) in numbers[k]:
+        if type(value) in numbers[k] and fits(value, defn.arg_types[k].dtype):  # 300 is no u8
             return np.asarray(value, defn.arg_types[k].dtype.numpy)
         try:
             if isinstance(value, Tracer):

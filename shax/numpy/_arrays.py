@@ -19,6 +19,7 @@ import numpy as np
 import typeclasses as tc
 from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
+from shax.types import dtype_of_numpy
 from typeclasses.numpy_instance import NUMPY_TYPES
 
 __all__ = [
@@ -322,11 +323,13 @@ def ones_like(a: Any, dtype: Any = None) -> Any:
 def _full_like(a: Any, value: int, dtype: Any) -> Any:
     if isinstance(a, NUMPY_TYPES):
         return np.full_like(a, value, dtype)
-    if dtype is not None:
-        raise _fail("zeros_like", "a dtype for a traced array's constant is not supported yet (casts)")
     from shax.tracer import constant_like  # the tracer imports this package's methods
 
-    return constant_like(a, value)
+    try:
+        shax_dtype = None if dtype is None else dtype_of_numpy(dtype)
+    except ShaxTypeError as error:
+        raise _fail("zeros_like", str(error), ShaxTypeError) from None
+    return constant_like(a, value, shax_dtype)
 
 
 def arange(*args: Any, dtype: Any = None) -> np.ndarray:

@@ -7,7 +7,7 @@ with its `ddof`.
 Each normalises its axes and calls the typeclass function (`tc.reduce_sum(x, axes)`,
 `tc.argmax(x, axis)`); keepdims reshapes the result, the reduced axes kept with size 1.
 Where shax's types differ from numpy's, results follow JAX's: integer sums and products
-stay i32 (numpy widens to int64), indices are i32, bool is not summed.
+keep the operand's dtype, i32, i64 or u8 (numpy widens to int64 or uint64), indices are i32, bool is not summed.
 """
 
 from __future__ import annotations

@@ -21,14 +21,14 @@ from shax.rules.codegen import Elementwise, codegen_rule
 from shax.rules.linearize import Tangent, Zero, linearize_rule, residual, zero_of, zero_rule
 from shax.rules.transpose import Operand, transpose_rule
 from shax.rules.types import type_rule
-from shax.types import DTYPES, TensorType, bool_, f32, f64, i32
+from shax.types import DTYPES, INTEGERS, TensorType, bool_, f32, f64
 from typeclasses.numpy_instance import logistic as numpy_logistic
 
 if TYPE_CHECKING:
     from shax.tracer import Tracer
 
 FLOATS = frozenset({f32, f64})
-NUMBERS = frozenset({f32, f64, i32})
+NUMBERS = frozenset({f32, f64, *INTEGERS})
 ANY = frozenset(DTYPES)
 
 L, B, N, Z = Linearity.LINEAR, Linearity.BILINEAR, Linearity.NONLINEAR, Linearity.NON_DIFFERENTIABLE

@@ -4,7 +4,8 @@ A transform builds its definition from its arguments' leaf types and tree struct
 pytree of leaves) alone: `abstract_arguments` reads both off the values it is called
 with, `abstract_types` off values or types (what `xpr` and `jit(f).source` are shown).
 A leaf is an array, a Python number (weakly typed: a float takes the float dtype of the
-other arguments if they agree on one, else f32; an int is i32) or a tracer of an
+other arguments if they agree on one, else f32; an int likewise their integer dtype, else
+i32) or a tracer of an
 enclosing transform; anything else is a `ShaxTypeError` naming the leaf
 by its path (`argument 0['w']`), and a dict whose keys cannot be sorted a
 `ShaxValueError` (see `shax.pytree`), each naming the transform.
@@ -17,18 +18,21 @@ from typing import Any
 
 import numpy as np
 
-from shax.errors import ShaxError, ShaxTypeError, at
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
 from shax.pytree import TreeDef, flatten, leaf_paths
 from shax.tracer import Tracer
-from shax.types import TensorType
+from shax.types import INTEGERS, DType, TensorType, fits, i32
 
 
 def leaf_type(value: Any) -> TensorType:
     """The type a transform sees for one argument leaf: a tracer's, an array's, or a
-    Python number's (a float is f32, an int i32, as when tracing)."""
+    Python number's (a float is f32, an int i32, as when tracing; `weakly_typed` may
+    change them, and checks that each int fits its dtype)."""
     if isinstance(value, Tracer):
         return value.type
+    if type(value) is int:
+        return TensorType(i32, ())
     return TensorType.of(value)
 
 
@@ -42,21 +46,47 @@ def abstract_arguments(what: str, args: Sequence[Any]) -> tuple[list[Any], TreeD
         except ShaxError as error:
             label = argument_labels(tree)[k]
             raise at(ShaxTypeError(f"{what}: {label}: {error}"), current_source()) from None
-    return leaves, tree, weakly_typed(leaves, types)
+    try:
+        return leaves, tree, weakly_typed(leaves, types)
+    except WeakNumberError as error:
+        label = argument_labels(tree)[error.index]
+        raise at(ShaxValueError(f"{what}: {label}: {error}"), current_source()) from None
 
 
 def weakly_typed(leaves: Sequence[Any], types: list[TensorType]) -> tuple[TensorType, ...]:
     """`types`, with each Python float's the float dtype of the other arguments when they
-    agree on one: a Python number is weakly typed (JAX's convention), so in
-    `grad(f)(x_f64, 2.0)` the 2.0 is f64. f32 when nothing else decides."""
-    python_floats = [k for k, leaf in enumerate(leaves) if type(leaf) is float]
-    if python_floats and len(python_floats) < len(leaves):
-        others = {t.dtype for k, t in enumerate(types) if t.dtype.is_float and type(leaves[k]) is not float}
-        if len(others) == 1:
-            (dtype,) = others
-            for k in python_floats:
-                types[k] = TensorType(dtype, ())
+    agree on one, and each Python int's their integer dtype likewise: a Python number is
+    weakly typed (JAX's convention), so in `grad(f)(x_f64, 2.0)` the 2.0 is f64 and in
+    `jit(f)(labels_i64, 2**40)` the 2**40 is i64. f32 and i32 when nothing else decides.
+    An int its dtype cannot hold (2**40 alone, 300 next to a u8 array) is a
+    `WeakNumberError` naming its position in `leaves`."""
+    for kind, in_kind in ((float, _is_float), (int, _is_integer)):
+        numbers = [k for k, leaf in enumerate(leaves) if type(leaf) is kind]
+        others = {t.dtype for k, t in enumerate(types) if in_kind(t.dtype) and type(leaves[k]) is not kind}
+        adopted = next(iter(others)) if len(others) == 1 else None
+        for k in numbers:
+            if adopted is not None:
+                types[k] = TensorType(adopted, ())
+            if not fits(leaves[k], types[k].dtype):
+                why = ", the dtype of the other integer arguments" if adopted is not None else ""
+                raise WeakNumberError(k, f"the Python int {leaves[k]} does not fit {types[k].dtype.name}{why}")
     return tuple(types)
+
+
+class WeakNumberError(ShaxValueError):
+    """A Python number an argument's dtype cannot hold; `index` is its leaf's position."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+def _is_float(dtype: DType) -> bool:
+    return dtype.is_float
+
+
+def _is_integer(dtype: DType) -> bool:
+    return dtype in INTEGERS
 
 
 def flatten_arguments(what: str, args: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list[Any], TreeDef]:

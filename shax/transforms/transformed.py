@@ -82,7 +82,7 @@ class Transformed:
         return f"<{self.__name__}>"
 
 
-_NUMPY_LEAVES = frozenset({np.ndarray, *(type(np.zeros((), d)[()]) for d in ("f4", "f8", "i4", "?"))})
+_NUMPY_LEAVES = frozenset({np.ndarray, *(type(np.zeros((), d)[()]) for d in ("f4", "f8", "i4", "i8", "u1", "?"))})
 
 
 def _plain_key(args: Sequence[Any]) -> tuple[Any, ...] | None:
