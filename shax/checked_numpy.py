@@ -40,7 +40,9 @@ from shax.types import TensorType, describe, reference_dtype, weak_dtype
 from typeclasses.numpy_instance import NUMPY_TYPES, numpy_instance
 
 # What numpy raises on values it cannot combine (OverflowError: a Python int beyond a dtype).
-_NUMPY_ERRORS = (TypeError, ValueError, IndexError, ArithmeticError)
+# AttributeError: numpy's ufunc on an object array calls the method of that name on each
+# element (`None.arctan2`), which the element lacks.
+_NUMPY_ERRORS = (TypeError, ValueError, IndexError, ArithmeticError, AttributeError)
 
 
 class CheckedNumpyInstance(DerivedInstance):

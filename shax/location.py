@@ -10,11 +10,15 @@ import sys
 from contextvars import ContextVar
 from types import CodeType, FrameType, TracebackType
 
+import numpy
+
 import typeclasses
 
+# numpy's own Python code is a library's too: `np.ones(tracer)` reaches the tracer from
+# there, and the user's line is the caller's.
 _INTERNAL_DIRS = tuple(
     os.path.dirname(os.path.abspath(module_file)) + os.sep
-    for module_file in (typeclasses.__file__, os.path.join(os.path.dirname(__file__), "__init__.py"))
+    for module_file in (typeclasses.__file__, os.path.join(os.path.dirname(__file__), "__init__.py"), numpy.__file__)
 )
 # Frames from these are library frames too: typeguard's instrumentation, attrs, and
 # contextlib (whose frame runs a stage decorated with `collector_paused`).

@@ -16,6 +16,9 @@ import numpy as np
 
 import shax.numpy as snp
 import typeclasses as tc
+from shax.errors import ShaxTypeError, at
+from shax.location import current_source
+from shax.tracer import Tracer
 
 __all__ = ["gelu", "log_softmax", "logsumexp", "one_hot", "relu", "sigmoid", "silu", "softmax", "softplus"]
 
@@ -24,27 +27,34 @@ Axis = int | tuple[int, ...] | None
 
 def relu(x: Any) -> Any:
     """max(x, 0), with derivative 0 at 0 (JAX's)."""
+    x = _operand("relu", x)
     return tc.select(snp.greater(x, 0.0), x, 0.0)
 
 
 def sigmoid(x: Any) -> Any:
     """1 / (1 + e⁻ˣ), without overflow."""
+    x = _operand("sigmoid", x)
     return tc.logistic(x)
 
 
 def softplus(x: Any) -> Any:
     """log(1 + eˣ) = max(x, 0) + log1p(e^−|x|), stable for large |x|; its derivative is sigmoid."""
+    x = _operand("softplus", x)
     return tc.max(x, 0.0) + tc.log1p(tc.exp(-tc.abs(x)))
 
 
 def silu(x: Any) -> Any:
     """x · sigmoid(x) (also called swish)."""
+    x = _operand("silu", x)
     return x * tc.logistic(x)
 
 
 def gelu(x: Any, approximate: bool = True) -> Any:
     """x · Φ(x): by default JAX's tanh approximation, ½x(1 + tanh(√(2/π)(x + 0.044715x³)));
     `approximate=False` uses the error function, Φ(x) = ½(1 + erf(x/√2))."""
+    x = _operand("gelu", x)
+    if not isinstance(approximate, (bool, np.bool_)):
+        raise at(ShaxTypeError(f"gelu: approximate must be a bool, got {approximate!r}"), current_source())
     if approximate:
         return 0.5 * x * (1.0 + tc.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * (x * x * x))))
     return 0.5 * x * (1.0 + tc.erf(x * (1.0 / math.sqrt(2.0))))
@@ -52,6 +62,7 @@ def gelu(x: Any, approximate: bool = True) -> Any:
 
 def logsumexp(a: Any, axis: Axis = None, keepdims: bool = False) -> Any:
     """log Σ exp(a) along `axis` (all axes by default): m + log Σ exp(a − m), m the maximum."""
+    a = _operand("logsumexp", a)
     m = snp.max(a, axis=axis, keepdims=True)
     total = m + tc.log(snp.sum(tc.exp(a - m), axis=axis, keepdims=True))
     return total if keepdims else snp.squeeze(total, axis=_axes(a, axis))
@@ -59,25 +70,45 @@ def logsumexp(a: Any, axis: Axis = None, keepdims: bool = False) -> Any:
 
 def log_softmax(x: Any, axis: Axis = -1) -> Any:
     """x − logsumexp(x) along `axis`."""
+    x = _operand("log_softmax", x)
     shifted = x - snp.max(x, axis=axis, keepdims=True)
     return shifted - tc.log(snp.sum(tc.exp(shifted), axis=axis, keepdims=True))
 
 
 def softmax(x: Any, axis: Axis = -1) -> Any:
     """exp(x) / Σ exp(x) along `axis`."""
+    x = _operand("softmax", x)
     unnormalized = tc.exp(x - snp.max(x, axis=axis, keepdims=True))
     return unnormalized / snp.sum(unnormalized, axis=axis, keepdims=True)
 
 
 def one_hot(x: Any, num_classes: int, dtype: Any = np.float32, axis: int = -1) -> Any:
     """1 where x equals the class of the new axis (at `axis`), else 0: integer labels to rows."""
+    x = _operand("one_hot", x)
+    num_classes, axis = _int("one_hot", num_classes, "num_classes"), _int("one_hot", axis, "axis")
     rank = len(tc.shape(x)) + 1
     position = axis % rank if -rank <= axis < rank else rank  # out of range: expand_dims says so
     labels = snp.expand_dims(x, position)
     # The classes in the labels' dtype (i64 from numpy, i32, u8): comparing joins no two dtypes.
     classes = np.arange(num_classes, dtype=_numpy_dtype(x)).reshape([-1 if k == position else 1 for k in range(rank)])
     hit = snp.equal(labels, classes)
-    return tc.select(hit, np.ones(tc.shape(hit), dtype), np.zeros(tc.shape(hit), dtype))
+    return tc.select(hit, snp.ones(tc.shape(hit), dtype), snp.zeros(tc.shape(hit), dtype))
+
+
+def _operand(op: str, x: Any) -> Any:
+    """x, which must be an array, a number or a tracer (as JAX's, which refuse lists): the
+    functions apply Python's operators to it, whose errors on other values are no ShaxError."""
+    if not isinstance(x, (np.ndarray, np.generic, bool, int, float, Tracer)):
+        raise at(
+            ShaxTypeError(f"{op}: expects an array, a number or a tracer, got {type(x).__name__}"), current_source()
+        )
+    return x
+
+
+def _int(op: str, value: Any, what: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise at(ShaxTypeError(f"{op}: {what} must be an int, got {value!r}"), current_source())
+    return int(value)
 
 
 def _numpy_dtype(x: Any) -> np.dtype:

@@ -32,7 +32,7 @@ import attrs
 import numpy as np
 
 from shax import primitives as P
-from shax.types import DTYPES, INTEGERS, DType, TensorType, bool_, f32, f64, u8
+from shax.types import DTYPES, INTEGERS, DType, TensorType, bool_, f32, f64, i32, u8
 from typeclasses import (
     abs,
     add,

@@ -14,8 +14,9 @@ operators: pointwise Floating and Ord functions (with numpy broadcasting), Pytho
 and numpy constants on either side, `broadcast`, `reshape`, `transpose`, `slice`,
 `pad`, `reduce_sum`, `reduce_prod`, `reduce_max`, `reduce_min`, `dot`/`@` and
 `dot_general` (batch and contracting axes, or none), `select` on predicates built
-with `eq`. It returns 1-2 of its values (a tuple when two). Shapes are small (at
-most `MAX_SIZE` elements, axes of size 1-3).
+with `eq`, `argmax`/`argmin` cast back to the float dtype, `gather`, `scatter_add`,
+`scatter` and `x[...]` at constant index arrays. It returns 1-2 of its values (a tuple
+when two). Shapes are small (at most `MAX_SIZE` elements, axes of size 1-3).
 
 Values stay finite and moderate: each value carries a bound on its magnitude,
 functions with restricted domains only see safe arguments (`log(v * v + 1.0)`,
@@ -55,6 +56,8 @@ from typeclasses import (
     arctan,
     arctan2,
     arctanh,
+    argmax,
+    argmin,
     broadcast,
     clip,
     concatenate,
@@ -405,6 +408,26 @@ def _reduction(name: str, f: Callable[[Any, list[int]], Any], bound: Callable[[f
     return draw_step
 
 
+def _arg_reduction(name: str, f: Callable[[Any, int], Any]) -> StepMaker:
+    """The index (i32) of the largest or smallest element along an axis, cast back to the
+    value's float dtype, so that outputs stay float: piecewise constant, derivative 0."""
+
+    def draw_step(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+        k = _pick(draw, values, lambda v: len(v.shape) > 0)
+        if k is None:
+            return None
+        v = values[k]
+        axis = draw(st.integers(0, len(v.shape) - 1))
+        shape = tuple(n for a, n in enumerate(v.shape) if a != axis)
+
+        def apply(x: Any, _a: int = axis) -> Any:
+            return convert_element_type(f(x, _a), getattr(x.dtype, "numpy", x.dtype))
+
+        return Step(f"{name}({{0}}, {axis}) as its dtype", (k,), apply), Value(shape, float(v.shape[axis] - 1))
+
+    return draw_step
+
+
 def _dot_general(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
     """Pair up equal-sized axes of two values (maybe the same value), some as
     contracting and some as batch axes; none at all is an outer product."""
@@ -612,6 +635,8 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
         "max": _binary("max({0}, {1})", max, builtins.max),
         "reduce_max": _reduction("reduce_max", reduce_max, lambda b, n: b),
         "reduce_min": _reduction("reduce_min", reduce_min, lambda b, n: b),
+        "argmax": _arg_reduction("argmax", argmax),
+        "argmin": _arg_reduction("argmin", argmin),
         "select": _select,
         "round": _unary("round({0})", round, lambda b: b + 1.0),
         "clip": _unary("clip({0}, -1.0, 0.5)", lambda x: clip(x, -1.0, 0.5), lambda b: 1.0),

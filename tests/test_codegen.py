@@ -27,7 +27,7 @@ from shax.codegen import Compiled, compile_definition
 from shax.ir import Binding, Definition, Var
 from shax.stages import infer_types, linearize, transpose, zip_definitions
 from shax.types import DType
-from typeclasses import Floating, broadcast, cos, reduce_sum, sin
+from typeclasses import Floating, broadcast, cos, reduce_sum, rev, sin
 
 ROOT = Path(__file__).resolve().parents[1]
 DTYPES = [pytest.param(f64, id="f64"), pytest.param(f32, id="f32")]
@@ -285,3 +285,9 @@ def test_names_that_would_clash_are_changed() -> None:
         defn = attrs.evolve(infer_types(shax.trace(f, f64[2], f64[2])), name=name)
         compiled = compiled_equals_evaluate(defn, np.ones(2), np.ones(2))
         assert compiled.source.startswith(f"def {expected}(x0, x1):"), compiled.source
+
+
+def test_rev_of_no_axes_of_a_rank_0_value_is_an_array() -> None:
+    # numpy's ufuncs make numpy scalars of rank-0 results; rev forwarding one kept it so
+    out = shax.jit(lambda x: rev(sin(x), []))(np.float64(0.5))
+    assert type(out) is np.ndarray and out.dtype == np.float64

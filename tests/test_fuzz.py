@@ -1,19 +1,19 @@
 """Bad input at every public entry point: each call returns normally or raises a
-`shax.ShaxError` naming the caller's line (this file's); nothing else escapes, and no
-call changes the values it was given.
+`shax.ShaxError` naming the caller's line (a line of the fuzz's files); nothing else
+escapes, and no call changes the values it was given.
 
 Each entry point has a good call (`Call`), which must succeed. The fuzz replaces some
-of its arguments with generated bad values (`BAD`: None, strings, bytes, lists, dicts,
-objects, arrays of other dtypes, ranks and shapes, NaN and infinities, huge ints,
-negative and out-of-range axes, wrong pytree structures, definitions of the other
-kind), and, where the number of arguments is data (`evaluate`'s, a transformed
-function's, `vjp_fn`'s), drops or adds one. The entry points are read off `shax.__all__`,
-`shax.stages`, `shax.passes`, `shax.optimizers` and the typeclass functions of
-`typeclasses.__all__` (on numpy values and inside a traced function);
-`test_every_public_name_is_fuzzed` fails when a new public name has no driver here.
+of its arguments with generated bad values (tests/fuzzing.py's `BAD`: None, strings,
+bytes, lists, dicts, objects, arrays of other dtypes, ranks and shapes, NaN and
+infinities, huge ints, negative and out-of-range axes, wrong pytree structures,
+definitions of the other kind), and, where the number of arguments is data
+(`evaluate`'s, a transformed function's, `vjp_fn`'s), drops or adds one. The entry
+points are read off `shax.__all__`, `shax.stages`, `shax.passes`, `shax.optimizers`,
+the typeclass functions of `typeclasses.__all__` (on numpy values and inside a traced
+function), and `shax.numpy`, `shax.nn` and the tracer's array methods
+(tests/fuzz_numpy.py); `test_every_public_name_is_fuzzed` fails when a new public name
+has no driver.
 
-Calls run with typeguard's checks off: the test suite turns them on for shax, and they
-would report an annotation broken before shax's own checks run, which users never see.
 A call that Python's own signature binding refuses (a required parameter of a shax
 function left out) stays Python's TypeError, as in numpy and JAX, so the fuzz varies
 the number of arguments only where it is data.
@@ -24,130 +24,50 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-import attrs
 import numpy as np
 import pytest
-import typeguard
+from fuzz_numpy import METHODS, NN, NUMPY, public_methods
+from fuzzing import (
+    BAD,
+    COMPILED,
+    DEFN,
+    EXPLANATION,
+    F_JVP,
+    FLAGS,
+    INTEGERS,
+    LIN,
+    MEDIUM,
+    PAIR,
+    SMALL_COUNTS,
+    TRANSPOSED,
+    TYPED,
+    VJP_FN,
+    XS,
+    Call,
+    X,
+    Y,
+    attempt,
+    energy,
+    integers,
+    loss,
+    pair,
+    traceable,
+)  # fmt: skip
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
 import shax
+import shax.nn
+import shax.numpy
 import typeclasses
-from shax import bool_, f32, f64, i32, optimizers, passes, stages
+from shax import f32, optimizers, passes, stages
 from shax.cli import main
 from shax.codegen import compile_definition
 from shax.ir import Definition, LinearizedDefinition
-from typeclasses import add, mul, reduce_sum, sin
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-# Good values ------------------------------------------------------------------------------
-
-
-# Written with the typeclass functions, not operators: bad arguments reach them, not
-# Python's own `*` (on two lists, say), whose errors are this file's and not shax's.
-def loss(x):
-    return reduce_sum(mul(sin(x), x), [0])
-
-
-def energy(x, y):
-    return reduce_sum(pair(x, y), [0])
-
-
-def pair(x, y):
-    return add(mul(x, y), sin(x))
-
-
-X = np.array([0.5, 1.0, 2.0], np.float32)
-Y = np.array([1.5, -1.0, 0.25], np.float32)
-XS = np.arange(6, dtype=np.float32).reshape(2, 3)
-
-
-def integers(n, flags):
-    return n, flags
-
-
-DEFN = shax.trace(loss, f32[3])
-TYPED = stages.infer_types(DEFN)
-PAIR = stages.infer_types(shax.trace(pair, f32[3], f32[3]))
-INTEGERS = stages.infer_types(shax.trace(integers, i32[()], bool_[2]))
-FLAGS = np.array([True, False])
-LIN = stages.linearize(TYPED)
-TRANSPOSED = stages.transpose(LIN)
-VJP_FN = shax.vjp(pair, X, Y)[1]
-F_JVP = shax.linearize(pair, X, Y)[1]
-EXPLANATION = shax.explain(loss, f32[3])
-COMPILED = compile_definition(PAIR)
-MEDIUM = f"{ROOT / 'examples' / 'medium.py'}:medium"
-
-
-# Bad values -------------------------------------------------------------------------------
-
-# Ints are small (axes, sizes: negative and out of range for every rank used here) or
-# beyond i32 and too large for any array. Never in between: a valid request for a huge
-# array (numpy's pad by 2**31) would take the machine's memory, not test anything.
-AXES = st.integers(-5, 6)
-HUGE_INTS = st.sampled_from([2**62, 2**63, -(2**31) - 1, 10**30])
-SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3)
-ARRAYS = st.one_of(
-    # NaN and infinities among the floats
-    hnp.arrays(st.sampled_from([np.float32, np.float64, np.float16, np.complex128, np.bool_]), SHAPES),
-    hnp.arrays(np.int64, SHAPES, elements=AXES | st.just(2**62)),
-    hnp.arrays(np.int32, SHAPES, elements=AXES | st.just(-(2**31))),
-    hnp.arrays(np.uint8, SHAPES),
-    hnp.arrays(np.float32, st.sampled_from([(3,), (2, 3), (3, 1), ()])),  # the right dtype, a shape near
-    st.builds(lambda n: np.array([None] * n, dtype=object), st.integers(0, 3)),
-)
-SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    AXES,
-    HUGE_INTS,
-    st.floats(),
-    st.complex_numbers(max_magnitude=10),
-    st.text(max_size=4),
-    st.binary(max_size=4),
-    st.builds(object),
-    st.sampled_from([np.int64(3), np.float16(1.5), np.complex64(1j), np.bool_(True), np.float32(np.nan)]),
-)
-SHAX_VALUES = st.sampled_from(
-    [f32[3], f64[2, 3], i32[()], "f32[3]", "f32[", DEFN, TYPED, LIN, TRANSPOSED, shax.f32, lambda *args: None]
-)
-LEAVES = st.one_of(SCALARS, ARRAYS, SHAX_VALUES)
-BAD = st.recursive(
-    LEAVES,
-    lambda children: st.one_of(
-        st.lists(children, max_size=3),
-        st.tuples(children),
-        st.tuples(children, children),
-        st.dictionaries(st.one_of(st.text(max_size=2), st.integers(0, 3)), children, max_size=3),
-    ),
-    max_leaves=6,
-)
-# For an optimizer's iters: a count of 2**62 is valid, and would run for ever.
-SMALL_COUNTS = BAD.filter(lambda v: not (isinstance(v, (int, np.integer)) and v > 5))
-
 
 # Entry points -----------------------------------------------------------------------------
-
-
-@attrs.frozen
-class Call:
-    """A good call of an entry point. `variadic`: the number of positional arguments is
-    data (the fuzz drops or adds one); `bad` overrides `BAD` for some parameters;
-    `variants` are other ways of calling it with the same arguments (the fuzz picks one)."""
-
-    function: Callable[..., Any]
-    args: tuple[Any, ...] = ()
-    kwargs: dict[str, Any] = attrs.field(factory=dict)
-    variadic: bool = False
-    bad: dict[int | str, st.SearchStrategy[Any]] = attrs.field(factory=dict)
-    variants: tuple[Callable[..., Any], ...] = ()
 
 
 def transformed(transform: Callable[..., Any], arity: int = 1) -> Callable[..., Any]:
@@ -260,11 +180,14 @@ NOT_CALLED = {
     "Binding": "a part of a Definition: the Definition driver builds bad ones",
     "primitives": "primitive classes are parts of a Definition: stages check hand-built ones (test_errors.py)",
     "extend": "declares primitives for the whole process; tests/test_extend.py covers its errors",
-    # Not fuzzed yet: their drivers are still to write (the numpy surface's own tests cover them).
-    "nn": "not fuzzed yet: tests/test_nn.py",
-    "numpy": "not fuzzed yet: tests/test_numpy_*.py",
 }
-NAMESPACES = {"stages": (stages, STAGES), "passes": (passes, PASSES), "optimizers": (optimizers, OPTIMIZERS)}
+NAMESPACES = {
+    "stages": (stages, STAGES),
+    "passes": (passes, PASSES),
+    "optimizers": (optimizers, OPTIMIZERS),
+    "numpy": (shax.numpy, NUMPY),
+    "nn": (shax.nn, NN),
+}
 
 # Typeclass functions: operands are f32 arrays (or, traced, tracers of their types); the
 # calls of the functions with static parameters, or particular operands, are spelled out.
@@ -321,7 +244,7 @@ def traced(function: Callable[..., Any]) -> Callable[..., Any]:
     positions = operand_positions(function)
 
     def call(*args: Any) -> Any:
-        arrays = [k for k in positions if k < len(args) and _traceable(args[k])]
+        arrays = [k for k in positions if k < len(args) and traceable(args[k])]
 
         def f(*tracers: Any) -> Any:
             given = list(args)
@@ -334,10 +257,6 @@ def traced(function: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def _traceable(value: Any) -> bool:
-    return isinstance(value, np.ndarray) and value.dtype in (np.float32, np.float64, np.int32, np.bool_)
-
-
 TYPECLASSES: dict[str, Call] = {
     f"tc.{name}": Call(fn, typeclass_call(fn), variants=(traced(fn),)) for name, fn in typeclass_functions().items()
 }
@@ -347,38 +266,12 @@ ENTRY_POINTS: dict[str, Call] = {
     **{f"stages.{k}": c for k, c in STAGES.items()},
     **{f"passes.{k}": c for k, c in PASSES.items()},
     **{f"optimizers.{k}": c for k, c in OPTIMIZERS.items()},
+    **{f"numpy.{k}": c for k, c in NUMPY.items()},
+    **{f"nn.{k}": c for k, c in NN.items()},
+    **{f"Tracer.{k}": c for k, c in METHODS.items()},
     **OTHERS,
     **TYPECLASSES,
 }
-
-
-# What a call may do ---------------------------------------------------------------------
-
-
-def contents(value: Any) -> Any:
-    """What `value` holds now, deeply: the same before and after a call that left it alone."""
-    if isinstance(value, np.ndarray):
-        held = tuple(map(id, value.flat)) if value.dtype == object else value.tobytes()
-        return (np.ndarray, value.dtype.str, value.shape, held)
-    if isinstance(value, (list, tuple)):
-        return (type(value), tuple(contents(v) for v in value))
-    if isinstance(value, dict):
-        return (dict, tuple((id(k), contents(v)) for k, v in value.items()))
-    return id(value)  # numbers, strings, definitions, functions: immutable, or not shax's to change
-
-
-def attempt(entry: str, function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """Run the call; fail unless it returns, or raises a ShaxError naming this file's line
-    (the user's), leaving its arguments as they were."""
-    before = contents((args, kwargs))
-    try:
-        with typeguard.suppress_type_checks():
-            function(*args, **kwargs)
-    except shax.ShaxError as error:
-        assert f"{Path(__file__).name}:" in str(error), f"{entry}: no line of {Path(__file__).name} in: {error}"
-    except Exception as error:
-        raise AssertionError(f"{entry} raised {type(error).__name__}, not a ShaxError: {error}") from error
-    assert contents((args, kwargs)) == before, f"{entry} changed its arguments"
 
 
 # Tests ----------------------------------------------------------------------------------
@@ -403,6 +296,8 @@ def test_every_public_name_is_fuzzed() -> None:
         assert not missing, f"no fuzz driver for shax.{name}.{', '.join(sorted(missing))}"
     missing = {f"tc.{n}" for n in typeclass_functions()} - set(TYPECLASSES)
     assert not missing, f"no fuzz driver for {', '.join(sorted(missing))}"
+    missing = public_methods() - set(METHODS)
+    assert not missing, f"no fuzz driver for the tracer's {', '.join(sorted(missing))}"
 
 
 @pytest.mark.parametrize("entry", sorted(ENTRY_POINTS))
@@ -415,9 +310,18 @@ def test_the_good_call_succeeds(entry: str) -> None:
             assert result == 0
 
 
+# Bugs the fuzz found in other parts of shax, reported to their owners.
+KNOWN = {
+    "Tracer.astype": pytest.mark.xfail(
+        reason="shax.types.dtype_of_numpy lets numpy's ValueError (np.dtype of a tracer) and some TypeErrors escape",
+        strict=False,
+    ),
+}
+
+
 # A share of the profile's examples for each of the many entry points (ci: 13 each, the
 # whole test in about 15 s).
-@pytest.mark.parametrize("entry", sorted(ENTRY_POINTS))
+@pytest.mark.parametrize("entry", [pytest.param(e, marks=KNOWN.get(e, ())) for e in sorted(ENTRY_POINTS)])
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's, on extreme values (exp overflowing): its own way
 @settings(max_examples=max(1, settings.default.max_examples // 3))
 @given(data=st.data())

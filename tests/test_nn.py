@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import typeguard
 
 import shax
 import shax.numpy as snp
@@ -100,3 +101,21 @@ def test_one_hot() -> None:
     np.testing.assert_array_equal(shax.jit(lambda y: nn.one_hot(y, 3))(labels), expected)
     np.testing.assert_array_equal(shax.jit(lambda y: nn.one_hot(y, 3, axis=0))(labels), expected.T)
     assert nn.one_hot(labels, 3, dtype=np.float64).dtype == np.float64
+
+
+# Found by the fuzz (tests/test_fuzz.py): Python's and numpy's errors escaped.
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: nn.relu(None),
+        lambda: nn.softmax([1.0, 2.0]),
+        lambda: nn.gelu(np.ones(2), approximate=np.array([])),
+        lambda: nn.one_hot(np.arange(3), None),
+        lambda: nn.one_hot(np.arange(3), 4, axis=None),
+        lambda: nn.one_hot(np.arange(3), 4, dtype="no dtype"),
+    ],
+)
+def test_bad_arguments_are_shax_errors(call: Callable[[], Any]) -> None:
+    with pytest.raises(shax.ShaxError, match="test_nn.py:"):
+        with typeguard.suppress_type_checks():  # shax's own checks, as users meet them
+            call()

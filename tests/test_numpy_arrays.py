@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import typeguard
 
 import shax
 import shax.numpy as snp
@@ -250,3 +251,25 @@ def test_tile_and_repeat_are_numpys(function: Any, expected: Any) -> None:
 def test_repeat_needs_a_count_per_element() -> None:
     with pytest.raises(shax.ShaxError, match="repeat"):
         snp.repeat(array(3), [1, 2])
+
+
+# Found by the fuzz (tests/test_fuzz.py): numpy's own errors escaped.
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: snp.zeros(None),
+        lambda: snp.ones((2, "a")),
+        lambda: snp.full((2,), 1.0, dtype="no dtype"),
+        lambda: snp.arange(10**30),
+        lambda: snp.eye(2, dtype=object()),
+        lambda: snp.linspace("a", 1.0),
+        lambda: snp.zeros_like(None),
+        lambda: snp.sin([[1.0], [1.0, 2.0]]),
+        lambda: snp.arctan2(np.array([None], dtype=object), 1.0),
+        lambda: shax.trace(lambda x: snp.ones(x), shax.i32[()]),
+    ],
+)
+def test_bad_arguments_of_numpy_calls_are_shax_errors(make: Callable[[], Any]) -> None:
+    with pytest.raises(shax.ShaxError, match="test_numpy_arrays.py:"):
+        with typeguard.suppress_type_checks():  # shax's own checks, as users meet them
+            make()

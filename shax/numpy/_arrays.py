@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ import numpy as np
 import typeclasses as tc
 from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
+from shax.tracer import Tracer, constant_like
 from shax.types import dtype_of_numpy
 from typeclasses.numpy_instance import NUMPY_TYPES
 
@@ -300,16 +301,41 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
 # Constructors: numpy arrays, or (`*_like` of a tracer) constants of its trace ---------
 
 
+def _numpy(op: str, make: Callable[..., np.ndarray], *args: Any, **kwargs: Any) -> np.ndarray:
+    """numpy's constructor `make` on these arguments, which must be concrete; what numpy
+    refuses (a shape that is no sequence of ints, no dtype, too large) is a ShaxError."""
+    if any(isinstance(a, Tracer) for a in _flat((args, kwargs))):
+        raise _fail(op, "its arguments must be concrete values, not traced arrays", ShaxTypeError)
+    try:
+        return make(*args, **kwargs)
+    except (TypeError, ValueError, OverflowError, MemoryError, RecursionError) as error:
+        raise _fail(op, f"numpy: {type(error).__name__}: {error}") from None
+
+
+def _flat(value: Any) -> list[Any]:
+    """The leaves of nested lists, tuples and dicts (a shape, an argument list)."""
+    leaves, todo = [], [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, (list, tuple)):
+            todo.extend(item)
+        elif isinstance(item, dict):
+            todo.extend(item.values())
+        else:
+            leaves.append(item)
+    return leaves
+
+
 def zeros(shape: Any, dtype: Any = float) -> np.ndarray:
-    return np.zeros(shape, dtype)
+    return _numpy("zeros", np.zeros, shape, dtype)
 
 
 def ones(shape: Any, dtype: Any = float) -> np.ndarray:
-    return np.ones(shape, dtype)
+    return _numpy("ones", np.ones, shape, dtype)
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> np.ndarray:
-    return np.full(shape, fill_value, dtype)
+    return _numpy("full", np.full, shape, fill_value, dtype)
 
 
 def zeros_like(a: Any, dtype: Any = None) -> Any:
@@ -322,24 +348,25 @@ def ones_like(a: Any, dtype: Any = None) -> Any:
 
 def _full_like(a: Any, value: int, dtype: Any) -> Any:
     if isinstance(a, NUMPY_TYPES):
-        return np.full_like(a, value, dtype)
-    from shax.tracer import constant_like  # the tracer imports this package's methods
-
+        return _numpy("zeros_like" if value == 0 else "ones_like", np.full_like, a, value, dtype)
+    op = "zeros_like" if value == 0 else "ones_like"
+    if not isinstance(a, Tracer):
+        raise _fail(op, f"expects an array, got {type(a).__name__}", ShaxTypeError)
     try:
         shax_dtype = None if dtype is None else dtype_of_numpy(dtype)
     except ShaxTypeError as error:
-        raise _fail("zeros_like", str(error), ShaxTypeError) from None
+        raise _fail(op, str(error), ShaxTypeError) from None
     return constant_like(a, value, shax_dtype)
 
 
 def arange(*args: Any, dtype: Any = None) -> np.ndarray:
     """arange([start,] stop[, step], dtype=None)"""
-    return np.arange(*args, dtype=dtype)
+    return _numpy("arange", np.arange, *args, dtype=dtype)
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> np.ndarray:  # noqa: N803 - numpy's names
-    return np.eye(N, M, k, dtype)
+    return _numpy("eye", np.eye, N, M, k, dtype)
 
 
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None) -> np.ndarray:
-    return np.linspace(start, stop, num, endpoint, dtype=dtype)
+    return _numpy("linspace", np.linspace, start, stop, num, endpoint, dtype=dtype)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxValueError, at
+from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
 
 __all__ = [
@@ -25,7 +25,12 @@ __all__ = [
 
 def _array(x: Any) -> Any:
     """A list or tuple as the array numpy makes of it; any other operand as it is."""
-    return np.asarray(x) if isinstance(x, (list, tuple)) else x
+    if not isinstance(x, (list, tuple)):
+        return x
+    try:
+        return np.asarray(x)
+    except (TypeError, ValueError) as error:  # ragged lists, bytes numpy cannot decode
+        raise at(ShaxTypeError(f"cannot read {x!r} as an array: numpy: {error}"), current_source()) from None
 
 
 def _unary(function: Any, name: str) -> Any:

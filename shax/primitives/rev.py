@@ -48,7 +48,8 @@ def _rev_type(prim: Rev, operands: Sequence[TensorType]) -> TensorType:
 def _rev_codegen(prim: Rev, site: Site, operands: Sequence[Operand]) -> str:
     (x,) = operands
     site.view(x, contiguous=x.contiguous and not prim.axes)
-    return f"np.flip({x}, {tuple(prim.axes)})" if prim.axes else f"{x}"
+    # No axes: x itself, as an array (a rank-0 result of numpy's ufuncs is a numpy scalar)
+    return f"np.flip({x}, {tuple(prim.axes)})" if prim.axes else f"np.asarray({x})"
 
 
 # (rev dx)ᵀ ct = rev ct
