@@ -45,6 +45,14 @@ def _traced_type(value: Any) -> TensorType | None:
     return t if isinstance(t, TensorType) else None
 
 
+def _array(op: str, value: Any, dtype: Any = None) -> np.ndarray:
+    """`value` as a numpy array (of `dtype`), or a ShaxError saying why it is none."""
+    try:
+        return np.asarray(value, dtype)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise failed(op, f"cannot read {type(value).__name__} {value!r} as an array: {error}", ShaxTypeError) from None
+
+
 def _is_int(item: Any) -> bool:
     return isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
 
@@ -58,7 +66,7 @@ def _index_array(item: Any) -> list[Any]:
             what = "a boolean mask has a data-dependent shape; use where(mask, x, 0)" if not t.dtype.is_float else ""
             raise _fail(f"a traced {t} cannot index: {what or 'indices must be integers'}")
         return [item]
-    array = np.asarray(item)
+    array = _array("indexing", item)
     if array.dtype == np.bool_:
         return list(np.nonzero(array))
     if array.size == 0 and array.dtype.kind == "f":  # `[]`: no index, as numpy reads it
@@ -83,7 +91,7 @@ def indices_in(op: str, indices: Any, n: int, mode: str | None = None) -> Any:
         if mode == "wrap":
             raise failed(op, "mode='wrap' needs constant indices (traced ones are clamped into range)")
         return tc.maximum(indices, 0) if mode == "clip" else indices
-    i = np.asarray(indices)
+    i = _array(op, indices)
     if i.dtype.kind not in "iu" and not (i.size == 0 and i.dtype.kind == "f"):
         raise failed(op, f"indices must be integers, got an array of {i.dtype}", ShaxTypeError)
     if mode == "wrap":
@@ -317,7 +325,7 @@ class IndexUpdate:
         assert x_type is not None, "x.at is a tracer's"
         t = _traced_type(values)
         if t is None:  # a constant: broadcast where it is used, not stored broadcast
-            values = _lift(self.x, np.asarray(values).astype(x_type.dtype.numpy))
+            values = _lift(self.x, _array("at", values, x_type.dtype.numpy))
         elif t.dtype != x_type.dtype:
             values = tc.convert_element_type(values, x_type.dtype.numpy)
         own = tuple(tc.shape(values))

@@ -28,7 +28,7 @@ from shax.array_methods_reductions import ReductionMethods
 from shax.errors import ShaxError, ShaxTypeError, at, named
 from shax.location import current_source
 from shax.primitive import Arg, DerivedInstance, Primitive, from_user_args, primitive_method
-from shax.primitives import Broadcast, Constant, Select
+from shax.primitives import Broadcast, Constant, ConvertElementType, Select
 from shax.rules.types import result_type
 from shax.types import DType, TensorType, bool_, dtype_of_numpy, reference_dtype, weak_dtype
 from typeclasses.operators import Operators
@@ -240,13 +240,27 @@ def apply(prim: Primitive, *operands: Any) -> Tracer:
     """Record `prim` on operands that may mix tracers, numpy values and numbers."""
     trace, all_nodes = _innermost_trace(operands)
     if all_nodes and trace.active:
-        return emit(trace, prim, operands)
-    try:
-        reference = _reference_dtype(operands)
-        args = tuple(lift(trace, o, reference, prim.name) for o in operands)
-    except ShaxError as error:  # a constant shax cannot type (an int64 array, 2**40 as i32)
-        raise at(named(error, prim.name), current_source()) from None
+        args = operands
+    else:
+        try:
+            reference = _reference_dtype(operands)
+            args = tuple(lift(trace, o, reference, prim.name) for o in operands)
+        except ShaxError as error:  # a constant shax cannot type (an int64 array, 2**40 as i32)
+            raise at(named(error, prim.name), current_source()) from None
+    if prim.broadcasting and bool_ not in getattr(prim, "accepts", (bool_,)):
+        args = _booleans_as_numbers(trace, args)
     return emit(trace, prim, args)
+
+
+def _booleans_as_numbers(trace: Trace, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """In arithmetic on a boolean and a number, the boolean as 0 and 1 of the number's
+    dtype (numpy's and JAX's promotion: `x * (x > 0)`); dtypes are otherwise never mixed."""
+    dtypes = [a.type.dtype for a in args]
+    number = next((d for d in dtypes if d != bool_), None)
+    if number is None or bool_ not in dtypes:
+        return args
+    cast = ConvertElementType(number)
+    return tuple(emit(trace, cast, (a,)) if d == bool_ else a for a, d in zip(args, dtypes))
 
 
 class TracerInstance(DerivedInstance):

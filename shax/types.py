@@ -52,7 +52,7 @@ def dtype_of_numpy(dtype: Any) -> DType:
     """The shax dtype of a numpy dtype; a clear error for the ones shax lacks."""
     try:
         return _BY_NUMPY[np.dtype(dtype)]
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, ValueError):
         supported = ", ".join(f"{d.name} ({np.dtype(d.numpy)})" for d in DTYPES)
         raise ShaxTypeError(f"dtype {_numpy_name(dtype)} is not supported; use one of {supported}") from None
 

@@ -49,8 +49,12 @@ NUMPY_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     # Reductions: the array, an axis, keepdims.
     **{
         name: ((A23, 1), {"keepdims": True})
-        for name in ("sum", "prod", "max", "min", "amax", "amin", "mean", "var", "argmax", "argmin")
+        for name in ("sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "argmax", "argmin")
     },
+    "einsum": (("ij,kj->ik", A23, A23 + 1.0), {}),
+    **{name: ((A23,), {"axis": 0}) for name in ("sort", "argsort")},
+    "take": ((A23, np.array([2, -1], np.int32)), {"axis": 1}),
+    "take_along_axis": ((A23, np.array([[2], [0]], np.int32), 1), {}),
     # Shapes, joining, products.
     "shape": ((A23,), {}),
     "ndim": ((A23,), {}),
@@ -224,8 +228,9 @@ METHOD_CALLS: dict[str, tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any
     "__getitem__": (lambda x, key: x[key], (A23, (Ellipsis, slice(None, None, -1), None)), {}),
     **{
         name: (method(name), (A23, 1), {"keepdims": True})
-        for name in ("sum", "prod", "max", "min", "mean", "var", "argmax", "argmin")
+        for name in ("sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin")
     },
+    "at": (lambda x, key, v: x.at[key].add(v), (A23, (slice(None), [0, 2]), 1.5), {}),
     **{f"x {symbol} y": (function, (A23, A23[0] + 0.5), {}) for symbol, function in OPERATORS.items()},
     "x @ y": (operator.matmul, (A23, A23.T), {}),
 }

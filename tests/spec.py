@@ -44,6 +44,7 @@ from typeclasses import (
     arctanh,
     argmax,
     argmin,
+    argsort,
     broadcast,
     ceil,
     concatenate,
@@ -390,6 +391,12 @@ ROWS: list[Spec] = [
             ALL,
         )
         for prim, f in ((P.ArgMax, argmax), (P.ArgMin, argmin))
+    ),
+    Spec(
+        P.ArgSort,
+        (Case("axis1", lambda x: argsort(x, 1), ((2, 3),)), Case("vector", lambda x: argsort(x, 0), ((4,),))),
+        (WHOLE,),  # ties: a stable sort keeps their order
+        NO_BOOL,
     ),
     Spec(
         P.Gather,

@@ -534,7 +534,8 @@ def _gather(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value]
         return None
     if draw(st.booleans()):
         key = (*(builtins.slice(None),) * axis, np.mod(i, v.shape[axis]))  # numpy's indexing: in range
-        return Step(f"{{0}}[{key}]", (k,), lambda x, _k=key: x[_k]), Value(shape, v.bound)
+        shown = ", ".join([":"] * axis + [str(key[-1].tolist())])
+        return Step(f"{{0}}[{shown}]", (k,), lambda x, _k=key: x[_k]), Value(shape, v.bound)
     return Step(f"gather({{0}}, {i.tolist()}, {axis}, 0)", (k,), lambda x, _i=i, _a=axis: gather(x, _i, _a, 0)), Value(
         shape, v.bound
     )

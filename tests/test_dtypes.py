@@ -205,3 +205,14 @@ def test_zeros_like_of_a_tracer_in_another_dtype() -> None:
     np.testing.assert_array_equal(ones, np.ones_like(np.zeros(2, np.float32), np.uint8))
     with pytest.raises(shax.ShaxTypeError, match="int16 is not supported"):
         shax.jit(lambda x: snp.ones_like(x, np.int16))(np.zeros(2, np.float32))
+
+
+def test_a_boolean_in_arithmetic_is_zero_and_one_of_the_numbers_dtype() -> None:
+    x = np.array([-1.0, 2.0, 3.0], np.float32)
+    labels = np.array([2, 1, 2])
+    np.testing.assert_array_equal(shax.jit(lambda x: x * (x > 0))(x), x * (x > 0))
+    np.testing.assert_array_equal(shax.grad(lambda x: snp.sum(x * (x > 0)))(x), [0.0, 1.0, 1.0])
+    assert shax.jit(lambda x, y: snp.sum(x * (y == 2)))(x, labels) == 2.0
+    counts = shax.jit(lambda y: y + (y > 1))(labels)
+    assert counts.dtype == np.int64
+    np.testing.assert_array_equal(counts, labels + (labels > 1))

@@ -203,7 +203,7 @@ TYPECLASS_CALLS: dict[str, tuple[Any, ...]] = {
     "rev": (A23, [1]),
     "reduce_sum": (A23, [1]),
     **{name: (A23, [1]) for name in ("reduce_max", "reduce_min", "reduce_prod", "mean", "var")},
-    **{name: (A23, 1) for name in ("argmax", "argmin")},
+    **{name: (A23, 1) for name in ("argmax", "argmin", "argsort")},
     "select": (A23 > 2, A23, -A23),
     "dot_general": (A23, A23, ((1,), (1,), (), ())),
     "dot": (A23, A23.T),
@@ -310,18 +310,9 @@ def test_the_good_call_succeeds(entry: str) -> None:
             assert result == 0
 
 
-# Bugs the fuzz found in other parts of shax, reported to their owners.
-KNOWN = {
-    "Tracer.astype": pytest.mark.xfail(
-        reason="shax.types.dtype_of_numpy lets numpy's ValueError (np.dtype of a tracer) and some TypeErrors escape",
-        strict=False,
-    ),
-}
-
-
 # A share of the profile's examples for each of the many entry points (ci: 13 each, the
 # whole test in about 15 s).
-@pytest.mark.parametrize("entry", [pytest.param(e, marks=KNOWN.get(e, ())) for e in sorted(ENTRY_POINTS)])
+@pytest.mark.parametrize("entry", sorted(ENTRY_POINTS))
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's, on extreme values (exp overflowing): its own way
 @settings(max_examples=max(1, settings.default.max_examples // 3))
 @given(data=st.data())

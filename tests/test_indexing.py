@@ -253,3 +253,18 @@ def test_per_example_gradients_of_an_embedding_lookup() -> None:
 def test_bad_indices_are_shax_errors(call: Any, message: str) -> None:
     with pytest.raises(ShaxError, match=message):
         call()
+
+
+@pytest.mark.parametrize("axis", [-1, 0, None])
+def test_sort_and_argsort_are_numpys_stable_ones(axis: int | None) -> None:
+    a = np.array([[3.0, 1.0, 2.0, 1.0], [0.0, -1.0, np.nan, 5.0], [2.0, 2.0, 2.0, -np.inf]])
+    _same(snp.argsort(a, axis=axis), np.argsort(a, axis=axis, kind="stable").astype(np.int32))
+    _same(shax.jit(lambda a: snp.sort(a, axis=axis))(a), np.sort(a, axis=axis))
+    _same(shax.vmap(lambda a: snp.argsort(a))(a), np.argsort(a, axis=-1, kind="stable").astype(np.int32))
+
+
+def test_sort_gradient_goes_back_to_where_each_element_came_from() -> None:
+    a = np.array([[3.0, 1.0], [2.0, 0.0]])
+    weights = np.array([1.0, 2.0, 3.0, 4.0])
+    grad = shax.grad(lambda a: snp.sum(snp.sort(a, axis=None) * weights))(a)
+    _same(grad, np.array([[4.0, 2.0], [3.0, 1.0]]))  # 0 is first (weight 1), 1 second, ...

@@ -6,7 +6,7 @@ Floating: add sub mul div neg abs signum pow sin cos tan exp log sqrt tanh
           rsqrt logaddexp sign)
 Ord:      min max lt le gt ge (default methods: maximum minimum clip)
 HNP:      reshape broadcast transpose rev slice pad concatenate convert_element_type reduce_sum select dot_general eq ne
-          reduce_max reduce_min reduce_prod argmax argmin logical_and logical_or logical_not
+          reduce_max reduce_min reduce_prod argmax argmin argsort logical_and logical_or logical_not
           gather scatter_add scatter
           (default methods: dot, matmul, mean, var, where), and `shape` to ask a value for
           its shape.
@@ -32,7 +32,7 @@ __all__ = [
     "dot", "dot_dims", "dot_general",
     "eq", "exp", "expm1", "ge", "gt", "le", "log", "log1p", "log_base", "logistic", "lt", "matmul", "max", "min",
     "mul", "ne", "neg", "pad", "pow", "reduce_sum",
-    "argmax", "argmin", "mean", "reduce_max", "reduce_min", "reduce_prod", "var",
+    "argmax", "argmin", "argsort", "mean", "reduce_max", "reduce_min", "reduce_prod", "var",
     "reshape", "rev", "select", "shape", "signum", "sin", "sinh", "slice", "sqrt", "sub", "tan", "tanh", "transpose",
     # the numpy surface's elementwise functions
     "arccos", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "clip", "erf", "floor", "logaddexp",
@@ -364,6 +364,12 @@ def argmax(x: H, axis: int) -> H:
 @typeclass_function(HNP)
 def argmin(x: H, axis: int) -> H:
     return pick("argmin", x).argmin(x, axis)
+
+
+@typeclass_function(HNP)
+def argsort(x: H, axis: int) -> H:
+    """The indices (i32) sorting x along `axis`: ascending, ties in order (stable), NaN last."""
+    return pick("argsort", x).argsort(x, axis)
 
 
 @typeclass_function(HNP)

@@ -215,6 +215,9 @@ class NumpyInstance(Instance):
     def argmin(self, x: Any, axis: int) -> Any:
         return np.argmin(x, axis=axis).astype(np.int32)[()]
 
+    def argsort(self, x: Any, axis: int) -> Any:
+        return np.argsort(x, axis=axis, kind="stable").astype(np.int32)
+
     def select(self, pred: Any, on_true: Any, on_false: Any) -> Any:
         return np.where(pred, on_true, on_false)
 

@@ -23,7 +23,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _array(x: Any) -> Any:
+def as_array(x: Any) -> Any:
     """A list or tuple as the array numpy makes of it; any other operand as it is."""
     if not isinstance(x, (list, tuple)):
         return x
@@ -35,7 +35,7 @@ def _array(x: Any) -> Any:
 
 def _unary(function: Any, name: str) -> Any:
     def apply(x: Any, /) -> Any:
-        return function(_array(x))
+        return function(as_array(x))
 
     apply.__name__ = apply.__qualname__ = name
     apply.__doc__ = f"numpy's `{name}`, elementwise (`typeclasses.{function.__name__}`)."
@@ -44,7 +44,7 @@ def _unary(function: Any, name: str) -> Any:
 
 def _binary(function: Any, name: str) -> Any:
     def apply(x1: Any, x2: Any, /) -> Any:
-        return function(_array(x1), _array(x2))
+        return function(as_array(x1), as_array(x2))
 
     apply.__name__ = apply.__qualname__ = name
     apply.__doc__ = f"numpy's `{name}`, elementwise, its operands broadcast (`typeclasses.{function.__name__}`)."
@@ -78,21 +78,21 @@ def round(a: Any, decimals: int = 0) -> Any:  # noqa: A001 - numpy's name
     """numpy's `round` to whole numbers, halves to the even one; only `decimals=0`."""
     if decimals != 0:
         raise at(ShaxValueError(f"round: only decimals=0 is supported, got decimals={decimals!r}"), current_source())
-    return tc.round(_array(a))
+    return tc.round(as_array(a))
 
 
 def clip(a: Any, a_min: Any, a_max: Any) -> Any:
     """numpy's `clip`: min(max(a, a_min), a_max); either bound may be None (not both)."""
-    a = _array(a)
+    a = as_array(a)
     if a_min is None and a_max is None:
         raise at(ShaxValueError("clip: a_min and a_max are both None: give at least one"), current_source())
     if a_max is None:
-        return tc.maximum(a, _array(a_min))
+        return tc.maximum(a, as_array(a_min))
     if a_min is None:
-        return tc.minimum(a, _array(a_max))
-    return tc.clip(a, _array(a_min), _array(a_max))
+        return tc.minimum(a, as_array(a_max))
+    return tc.clip(a, as_array(a_min), as_array(a_max))
 
 
 def where(condition: Any, x: Any, y: Any, /) -> Any:
     """numpy's three-argument `where`: x where condition holds, else y, the three broadcast."""
-    return tc.where(_array(condition), _array(x), _array(y))
+    return tc.where(as_array(condition), as_array(x), as_array(y))

@@ -1,4 +1,5 @@
-"""Reading by integer indices (numpy's `take`, `take_along_axis`), as one `gather` each,
+"""Reading by integer indices (numpy's `take`, `take_along_axis`, and `sort` through
+`argsort`), as one `gather` each,
 so the indices may be constants or integer tracers. Constant indices follow numpy (out of
 range is an error unless `mode` says how to bring them in); traced ones count from the end
 if negative and are clamped into range beyond, as JAX's indexing reads them.
@@ -14,7 +15,7 @@ import typeclasses as tc
 from shax.indexing import failed, indices_in
 from shax.numpy._arrays import broadcast_to, moveaxis, normalize_axis, reshape
 
-__all__ = ["take", "take_along_axis"]
+__all__ = ["argsort", "sort", "take", "take_along_axis"]
 
 
 def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None) -> Any:
@@ -52,3 +53,28 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
     x = broadcast_to(x, (*batch, shape[k]))
     i = broadcast_to(i, (*batch, index_shape[k]))
     return moveaxis(tc.gather(x, i, last, last), last, k)
+
+
+def _sort_axis(op: str, a: Any, axis: int | None, order: Any) -> tuple[Any, int]:
+    if order is not None:
+        raise failed(op, "order= (sorting structured arrays by field) is not supported")
+    if axis is None:
+        return reshape(a, [-1]), 0
+    shape = tuple(tc.shape(a))
+    if not shape:
+        raise failed(op, "cannot sort a 0-d array along an axis")
+    return a, normalize_axis(op, axis, len(shape))
+
+
+def argsort(a: Any, axis: int | None = -1, kind: str | None = None, order: Any = None, *, stable: Any = None) -> Any:
+    """numpy's argsort, always stable (numpy's kind='stable', JAX's): ties keep their
+    order, NaNs go last. The indices are i32 (JAX's int, as argmax's). `kind` is ignored."""
+    a, k = _sort_axis("argsort", a, axis, order)
+    return tc.argsort(a, k)
+
+
+def sort(a: Any, axis: int | None = -1, kind: str | None = None, order: Any = None, *, stable: Any = None) -> Any:
+    """numpy's sort: a gathered in argsort's order, so each sorted element's gradient goes
+    back to where it came from."""
+    a, k = _sort_axis("sort", a, axis, order)
+    return take_along_axis(a, tc.argsort(a, k), k)

@@ -23,6 +23,7 @@ import numpy as np
 import typeclasses as tc
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
+from shax.numpy._elementwise import as_array
 from shax.types import DType
 
 __all__ = ["amax", "amin", "argmax", "argmin", "max", "mean", "min", "prod", "std", "sum", "var"]
@@ -150,7 +151,7 @@ def _accumulated(op: str, a: Any, dtype: Any) -> Any:
     dtype), else a's own if a float one, else f64 (numpy's for integers and bools). The
     sums are then those of the converted values, as numpy's are."""
     number = isinstance(a, (bool, int, float))
-    a = _operand(a)
+    a = _operand(as_array(a))
     own = getattr(a, "dtype", None)  # a tracer's is a shax dtype
     have = np.dtype(own.numpy) if isinstance(own, DType) else np.asarray(a).dtype
     if dtype is None:

@@ -1,0 +1,48 @@
+"""argsort: the indices (i32) that sort x along one axis, ascending, equal elements in
+their order (a stable sort, as JAX's; NaNs last, as numpy's). Piecewise constant, so not
+differentiated; `sort` is the default definition take_along_axis(x, argsort(x)), whose
+derivative is then the gather's: each sorted element's cotangent goes back to where it
+came from."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
+
+import attrs
+
+import typeclasses as tc
+from shax.errors import ShaxValueError
+from shax.primitive import Linearity, Primitive, integer
+from shax.rules.batch import batch_rule, batched, shifted
+from shax.rules.types import type_rule
+from shax.types import TensorType, bool_, i32
+
+if TYPE_CHECKING:
+    from shax.tracer import Tracer
+
+__all__ = ["ArgSort"]
+
+
+@attrs.frozen
+class ArgSort(Primitive):
+    name, function = "argsort", tc.argsort
+    linearity: ClassVar[tuple[Linearity, ...]] = (Linearity.NON_DIFFERENTIABLE,)
+    axis: int = attrs.field(converter=integer)
+
+
+@type_rule(ArgSort)
+def _argsort_type(prim: ArgSort, operands: Sequence[TensorType]) -> TensorType:
+    (x,) = operands
+    if not 0 <= prim.axis < x.rank:
+        raise prim.fail(f"axis {prim.axis} is not an axis of a rank-{x.rank} tensor", x, error=ShaxValueError)
+    if x.dtype == bool_:
+        raise prim.fail("cannot sort booleans", x)
+    return TensorType(i32, x.shape)
+
+
+# argsort: the axis shifted past the batch axis d, which stays put
+@batch_rule(ArgSort)
+def _argsort_batch(prim: ArgSort, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
+    (x,), d = operands, batched(dims[0])
+    return tc.argsort(x, shifted(prim.axis, d)), d
