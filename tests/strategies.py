@@ -14,7 +14,7 @@ operators: pointwise Floating and Ord functions (with numpy broadcasting), Pytho
 and numpy constants on either side, `broadcast`, `reshape`, `transpose`, `slice`,
 `pad`, `reduce_sum`, `reduce_prod`, `reduce_max`, `reduce_min`, `dot`/`@` and
 `dot_general` (batch and contracting axes, or none), `select` on predicates built
-with `eq`, `argmax`/`argmin` cast back to the float dtype, `gather`, `scatter_add`,
+with `eq`, `argmax`/`argmin`/`argsort` cast back to the float dtype, `sort`, `gather`, `scatter_add`,
 `scatter` and `x[...]` at constant index arrays. It returns 1-2 of its values (a tuple
 when two). Shapes are small (at most `MAX_SIZE` elements, axes of size 1-3).
 
@@ -48,6 +48,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import shax.numpy as snp
 from shax.types import DType, TensorType, f32, f64
 from typeclasses import (
     arccos,
@@ -58,6 +59,7 @@ from typeclasses import (
     arctanh,
     argmax,
     argmin,
+    argsort,
     broadcast,
     clip,
     concatenate,
@@ -428,6 +430,23 @@ def _arg_reduction(name: str, f: Callable[[Any, int], Any]) -> StepMaker:
     return draw_step
 
 
+def _sort(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    """A value sorted along an axis (`take_along_axis` at `argsort`), or its `argsort` cast
+    back to the float dtype."""
+    k = _pick(draw, values, lambda v: len(v.shape) > 0)
+    if k is None:
+        return None
+    v = values[k]
+    axis = draw(st.integers(0, len(v.shape) - 1))
+    if draw(st.booleans()):
+        return Step(f"sort({{0}}, {axis})", (k,), lambda x, _a=axis: snp.sort(x, axis=_a)), v
+
+    def apply(x: Any, _a: int = axis) -> Any:
+        return convert_element_type(argsort(x, _a), getattr(x.dtype, "numpy", x.dtype))
+
+    return Step(f"argsort({{0}}, {axis}) as its dtype", (k,), apply), Value(v.shape, float(v.shape[axis] - 1))
+
+
 def _dot_general(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
     """Pair up equal-sized axes of two values (maybe the same value), some as
     contracting and some as batch axes; none at all is an outer product."""
@@ -638,6 +657,7 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
         "reduce_min": _reduction("reduce_min", reduce_min, lambda b, n: b),
         "argmax": _arg_reduction("argmax", argmax),
         "argmin": _arg_reduction("argmin", argmin),
+        "sort": _sort,
         "select": _select,
         "round": _unary("round({0})", round, lambda b: b + 1.0),
         "clip": _unary("clip({0}, -1.0, 0.5)", lambda x: clip(x, -1.0, 0.5), lambda b: 1.0),
