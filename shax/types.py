@@ -19,11 +19,30 @@ from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
 
 
-@attrs.frozen(repr=False)
+@attrs.frozen(repr=False, eq=False)
 class DType:
+    """An element type. It stands in for its numpy dtype where numpy users pass one:
+    `x.dtype == np.float32` holds for an f32 tracer, and numpy reads it as a dtype
+    (`np.zeros(3, x.dtype)`, `np.issubdtype(x.dtype, np.floating)`) through `dtype`."""
+
     name: str
-    numpy: type[np.generic] = attrs.field(eq=False)
-    is_float: bool = attrs.field(eq=False)
+    numpy: type[np.generic]
+    is_float: bool
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The numpy dtype (numpy's `np.dtype(obj)` reads an object's `dtype` attribute)."""
+        return np.dtype(self.numpy)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DType):
+            return self.name == other.name
+        if isinstance(other, np.dtype) or (isinstance(other, type) and issubclass(other, np.generic)):
+            return bool(np.dtype(other) == np.dtype(self.numpy))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.name)
 
     def __getitem__(self, shape: int | tuple[int, ...]) -> TensorType:
         return TensorType(self, shape if isinstance(shape, tuple) else (shape,))

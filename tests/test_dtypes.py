@@ -216,3 +216,13 @@ def test_a_boolean_in_arithmetic_is_zero_and_one_of_the_numbers_dtype() -> None:
     counts = shax.jit(lambda y: y + (y > 1))(labels)
     assert counts.dtype == np.int64
     np.testing.assert_array_equal(counts, labels + (labels > 1))
+
+
+def test_a_tracers_dtype_stands_in_for_numpys() -> None:
+    def f(x: Any) -> Any:
+        assert x.dtype == np.float32 and x.dtype == np.dtype("float32") and x.dtype != np.float64
+        assert np.issubdtype(x.dtype, np.floating)
+        return snp.sum(x.astype(x.dtype) + np.ones(x.shape, x.dtype) + snp.zeros(x.shape, dtype=x.dtype))
+
+    assert shax.jit(f)(np.ones(3, np.float32)) == 6.0
+    assert shax.f32 != shax.f64 and shax.f32 != "f32" and shax.f32 != None  # noqa: E711 - the comparison tested
