@@ -77,3 +77,59 @@ class ArrayMethods:
     def at(self) -> IndexUpdates:
         """JAX's functional updates: `x.at[key].set(v)`, `.add(v)`, `.get()`."""
         return IndexUpdates(self)
+
+    # numpy's bitwise operators, on booleans the logical functions: (x > 0) & (x < 1).
+
+    def __and__(self, other: Any) -> Any:
+        return _logical("&", tc.logical_and, self, other)
+
+    def __rand__(self, other: Any) -> Any:
+        return _logical("&", tc.logical_and, other, self)
+
+    def __or__(self, other: Any) -> Any:
+        return _logical("|", tc.logical_or, self, other)
+
+    def __ror__(self, other: Any) -> Any:
+        return _logical("|", tc.logical_or, other, self)
+
+    def __xor__(self, other: Any) -> Any:
+        return _logical("^", tc.ne, self, other)
+
+    def __rxor__(self, other: Any) -> Any:
+        return _logical("^", tc.ne, other, self)
+
+    def __invert__(self) -> Any:
+        return _logical("~", lambda x, _: tc.logical_not(x), self, True)
+
+    # numpy's operators shax has no primitive for yet: a ShaxError, not Python's TypeError.
+
+    def __floordiv__(self, other: Any) -> Any:
+        raise _missing("//", "floor(x / y)")
+
+    __rfloordiv__ = __floordiv__
+
+    def __mod__(self, other: Any) -> Any:
+        raise _missing("%", "x - floor(x / y) * y")
+
+    __rmod__ = __mod__
+
+    def __divmod__(self, other: Any) -> Any:
+        raise _missing("divmod", "floor(x / y) and x - floor(x / y) * y")
+
+    __rdivmod__ = __divmod__
+
+
+def _logical(symbol: str, function: Any, x: Any, y: Any) -> Any:
+    """`function` of two booleans (tensors or Python bools); on other dtypes an error."""
+    for operand in (x, y):
+        dtype = getattr(getattr(operand, "type", None), "dtype", None)
+        if not (isinstance(operand, bool) or (dtype is not None and dtype.name == "bool")):
+            what = dtype.name if dtype is not None else type(operand).__name__
+            message = f"{symbol}: shax has it for booleans only (the logical function), got a {what}"
+            raise at(ShaxTypeError(message), current_source())
+    return function(x, y)
+
+
+def _missing(symbol: str, instead: str) -> Exception:
+    message = f"{symbol} on a traced value is not supported yet; for floats, write {instead} (snp.floor)"
+    return at(ShaxTypeError(message), current_source())

@@ -57,23 +57,29 @@ def _is_int(item: Any) -> bool:
     return isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
 
 
-def _index_array(item: Any) -> list[Any]:
-    """An array-like index item as integer index arrays (a boolean mask gives one per axis
-    it covers); tracers are kept as they are."""
+def _index_array(item: Any) -> tuple[str, Any]:
+    """An array-like index item: ("mask", a constant boolean array) or ("array", integer
+    indices), a tracer kept as it is."""
     t = _traced_type(item)
     if t is not None:
         if t.dtype.is_float or t.dtype.name == "bool":
             what = "a boolean mask has a data-dependent shape; use where(mask, x, 0)" if not t.dtype.is_float else ""
             raise _fail(f"a traced {t} cannot index: {what or 'indices must be integers'}")
-        return [item]
+        return ("array", item)
     array = _array("indexing", item)
     if array.dtype == np.bool_:
-        return list(np.nonzero(array))
+        if array.ndim == 0:
+            raise _fail("a 0-d boolean index (numpy's new axis, kept or emptied) is not supported")
+        return ("mask", array)
     if array.size == 0 and array.dtype.kind == "f":  # `[]`: no index, as numpy reads it
         array = array.astype(np.int32)
     if array.dtype.kind not in "iu":
         raise _fail(f"cannot index with an array of {array.dtype}; indices must be integers")
-    return [array]
+    return ("array", array)
+
+
+# An ellipsis standing for no axis: it still parts the index arrays on either side (numpy).
+_GAP = object()
 
 
 _MODES = (None, "raise", "wrap", "clip")
@@ -104,8 +110,9 @@ def indices_in(op: str, indices: Any, n: int, mode: str | None = None) -> Any:
     return np.mod(i, max(n, 1)).astype(np.int32)
 
 
-def _parse(key: Any, rank: int) -> list[Any]:
-    """The key's items, ellipsis expanded, array-likes as ("array", value) pairs."""
+def _parse(key: Any, shape: tuple[int, ...]) -> list[Any]:
+    """The key's items, ellipsis expanded, array-likes as ("array", value) pairs (a boolean
+    mask as the arrays of its nonzero positions, one per axis it covers)."""
     raw = list(key) if isinstance(key, tuple) else [key]
     items: list[Any] = []
     for item in raw:
@@ -114,21 +121,40 @@ def _parse(key: Any, rank: int) -> list[Any]:
         elif isinstance(item, (bool, np.bool_)):
             raise _fail("a boolean scalar as an index is not supported")
         elif isinstance(item, (list, tuple, np.ndarray)) or _traced_type(item) is not None:
-            items.extend(("array", a) for a in _index_array(item))
+            items.append(_index_array(item))
         else:
             raise _fail(f"cannot index with a {type(item).__name__} (ints, slices, None, ..., integer arrays)")
     if sum(item is Ellipsis for item in items) > 1:
         raise _fail("an index can only have one ellipsis (...)", ShaxValueError)
-    used = sum(item is not None and item is not Ellipsis for item in items)
-    if used > rank:
-        raise _fail(f"too many indices ({used}) for a tensor of rank {rank}", ShaxValueError)
-    fill = [slice(None)] * (rank - used)
+    used = sum(_axes_taken(item) for item in items)
+    if used > len(shape):
+        raise _fail(f"too many indices ({used}) for a tensor of rank {len(shape)}", ShaxValueError)
+    fill: list[Any] = [slice(None)] * (len(shape) - used)
     if any(item is Ellipsis for item in items):
         k = next(k for k, item in enumerate(items) if item is Ellipsis)
-        items[k : k + 1] = fill
+        items[k : k + 1] = fill or [_GAP]
     else:
         items += fill
-    return items
+    parsed: list[Any] = []
+    axis = 0
+    for item in items:
+        if isinstance(item, tuple) and item[0] == "mask":
+            mask = item[1]
+            covered = shape[axis : axis + mask.ndim]
+            if mask.shape != covered:
+                raise _fail(f"a boolean mask of shape {mask.shape} indexes axes of sizes {covered}", ShaxValueError)
+            parsed += [("array", a.astype(np.int32)) for a in np.nonzero(mask)]
+        else:
+            parsed.append(item)
+        axis += _axes_taken(item)
+    return parsed
+
+
+def _axes_taken(item: Any) -> int:
+    """How many of x's axes an item indexes."""
+    if item is None or item is Ellipsis or item is _GAP:
+        return 0
+    return item[1].ndim if isinstance(item, tuple) and item[0] == "mask" else 1
 
 
 def _bounds(s: slice) -> tuple[int | None, int | None, int | None]:
@@ -171,7 +197,7 @@ def _sliced(x: Any, slices: list[slice]) -> Any:
 def index(x: Any, key: Any) -> Any:
     """numpy's `x[key]`."""
     shape = tuple(tc.shape(x))
-    items = _parse(key, len(shape))
+    items = _parse(key, shape)
     if not any(isinstance(item, tuple) for item in items):
         return _basic(x, shape, items)
     return _advanced(x, shape, items)
@@ -181,6 +207,8 @@ def _basic(x: Any, shape: tuple[int, ...], items: list[Any]) -> Any:
     slices, out = [], []
     axis = 0
     for item in items:
+        if item is _GAP:
+            continue
         if item is None:
             out.append(1)
             continue
@@ -208,8 +236,8 @@ def _advanced(x: Any, shape: tuple[int, ...], items: list[Any]) -> Any:
     layout: list[Any] = []  # per result axis, before the arrays' axes are placed: "new", an axis, "arrays"
     axis = 0
     for item in items:
-        if item is None:
-            layout.append("new")
+        if item is None or item is _GAP:
+            layout.append("new" if item is None else "gap")
             continue
         if isinstance(item, slice):
             layout.append(axis)
@@ -243,7 +271,7 @@ def _advanced(x: Any, shape: tuple[int, ...], items: list[Any]) -> Any:
             out += index_shape
         elif part == "new":
             out.append(1)
-        else:
+        elif part != "gap":
             perm.append(count + rest.index(part))
             out.append(sizes[part])
     if perm != list(range(len(perm))):

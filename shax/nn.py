@@ -63,7 +63,9 @@ def gelu(x: Any, approximate: bool = True) -> Any:
 def logsumexp(a: Any, axis: Axis = None, keepdims: bool = False) -> Any:
     """log Σ exp(a) along `axis` (all axes by default): m + log Σ exp(a − m), m the maximum."""
     a = _operand("logsumexp", a)
+    # m where finite, else 0 (JAX's): all −∞ gives log 0 = −∞, a +∞ gives +∞, not ∞ − ∞ = NaN.
     m = snp.max(a, axis=axis, keepdims=True)
+    m = snp.where(abs(m) < np.inf, m, 0.0)
     total = m + tc.log(snp.sum(tc.exp(a - m), axis=axis, keepdims=True))
     return total if keepdims else snp.squeeze(total, axis=_axes(a, axis))
 

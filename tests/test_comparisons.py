@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import shax
+import shax.numpy as snp
 from shax import f32
 from typeclasses import reduce_sum, select
 
@@ -85,3 +86,30 @@ def test_a_tracer_is_not_hashable() -> None:
     with pytest.raises(shax.ShaxError) as info:
         shax.trace(f, f32[3])
     assert isinstance(info.value, TypeError) and line_of("hash-a-tracer") in str(info.value)
+
+
+def test_bitwise_operators_on_booleans_are_the_logical_functions() -> None:
+    x = np.array([-1.0, 0.5, 2.0, 0.7])
+
+    def f(x: Any) -> Any:
+        return snp.where(((x > 0) & (x < 1)) | ~(x < 2), x, 0.0), (x > 0) ^ (x > 1), True & (x > 0)
+
+    result = shax.jit(f)(x)
+    np.testing.assert_array_equal(result[0], np.where(((x > 0) & (x < 1)) | ~(x < 2), x, 0.0))
+    np.testing.assert_array_equal(result[1], (x > 0) ^ (x > 1))
+    np.testing.assert_array_equal(result[2], x > 0)
+
+
+@pytest.mark.parametrize(
+    ("f", "message"),
+    [
+        (lambda x: x & 1, "booleans only"),
+        (lambda x: ~x, "booleans only"),
+        (lambda x: x // 2, "not supported yet"),
+        (lambda x: 2 % x, "not supported yet"),
+        (lambda x: divmod(x, 2), "not supported yet"),
+    ],
+)
+def test_operators_without_a_primitive_are_shax_errors(f: Any, message: str) -> None:
+    with pytest.raises(shax.ShaxError, match=message):
+        shax.jit(f)(np.ones(3))

@@ -52,6 +52,10 @@ KEYS = [
     (slice(None, None, 2), [[1, 2], [3, 0]], None),
     (np.int64(1), [1]),
     ([],),
+    # An ellipsis of no axis still parts the arrays: theirs go in front.
+    (slice(0, 1), [0, 1], Ellipsis, [1, 2]),
+    ([0, 1], slice(None), Ellipsis, [1, 2]),
+    (np.array([[True, False, True, True]] * 3), slice(1, None)),
 ]
 
 
@@ -249,6 +253,8 @@ def test_per_example_gradients_of_an_embedding_lookup() -> None:
         (lambda: shax.jit(lambda x: x[0, 0, 0, 0])(X), "too many indices"),
         (lambda: shax.jit(lambda x: x[::0])(X), "step cannot be zero"),
         (lambda: shax.jit(lambda x: x[[0, 1], [0, 1, 2]])(X), "do not broadcast"),
+        (lambda: shax.jit(lambda x: x[np.array([True, False])])(X), "boolean mask of shape"),
+        (lambda: shax.jit(lambda x: x[np.array(True)])(X), "0-d boolean"),
         (lambda: shax.jit(lambda x, i: snp.take(x, i, mode="wrap"))(X, np.zeros(2, np.int32)), "mode='wrap'"),
         (lambda: snp.take(X, [0], mode="bad"), "mode must be"),
         (lambda: shax.jit(lambda x: x.at[0].set(np.ones(3)))(X), "cannot broadcast values"),

@@ -119,3 +119,11 @@ def test_bad_arguments_are_shax_errors(call: Callable[[], Any]) -> None:
     with pytest.raises(shax.ShaxError, match="test_nn.py:"):
         with typeguard.suppress_type_checks():  # shax's own checks, as users meet them
             call()
+
+
+def test_logsumexp_of_infinities_is_jaxs() -> None:
+    # jax.nn.logsumexp: −∞ for a row of −∞, +∞ with a +∞ in it (not ∞ − ∞ = NaN)
+    a = np.array([[-np.inf, -np.inf], [0.0, 1.0], [np.inf, 0.0]])
+    with np.errstate(divide="ignore"):
+        result = shax.jit(lambda a: nn.logsumexp(a, axis=1))(a)
+    np.testing.assert_allclose(result, [-np.inf, np.log(1 + np.e), np.inf])
