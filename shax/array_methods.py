@@ -101,22 +101,25 @@ class ArrayMethods:
     def __invert__(self) -> Any:
         return _logical("~", lambda x, _: tc.logical_not(x), self, True)
 
-    # numpy's operators shax has no primitive for yet: a ShaxError, not Python's TypeError.
+    # numpy's // and % (floats; `shax.numpy.divmod` says how).
 
     def __floordiv__(self, other: Any) -> Any:
-        raise _missing("//", "floor(x / y)")
+        return _snp().floor_divide(self, other)
 
-    __rfloordiv__ = __floordiv__
+    def __rfloordiv__(self, other: Any) -> Any:
+        return _snp().floor_divide(other, self)
 
     def __mod__(self, other: Any) -> Any:
-        raise _missing("%", "x - floor(x / y) * y")
+        return _snp().remainder(self, other)
 
-    __rmod__ = __mod__
+    def __rmod__(self, other: Any) -> Any:
+        return _snp().remainder(other, self)
 
     def __divmod__(self, other: Any) -> Any:
-        raise _missing("divmod", "floor(x / y) and x - floor(x / y) * y")
+        return _snp().divmod(self, other)
 
-    __rdivmod__ = __divmod__
+    def __rdivmod__(self, other: Any) -> Any:
+        return _snp().divmod(other, self)
 
 
 def _logical(symbol: str, function: Any, x: Any, y: Any) -> Any:
@@ -128,8 +131,3 @@ def _logical(symbol: str, function: Any, x: Any, y: Any) -> Any:
             message = f"{symbol}: shax has it for booleans only (the logical function), got a {what}"
             raise at(ShaxTypeError(message), current_source())
     return function(x, y)
-
-
-def _missing(symbol: str, instead: str) -> Exception:
-    message = f"{symbol} on a traced value is not supported yet; for floats, write {instead} (snp.floor)"
-    return at(ShaxTypeError(message), current_source())

@@ -81,6 +81,7 @@ from typeclasses import (
     reduce_min,
     reduce_prod,
     reduce_sum,
+    rem,
     reshape,
     rev,
     round,
@@ -270,6 +271,7 @@ ROWS: list[Spec] = [
     binary(P.Gt, gt, (WHOLE, WHOLE), NUMBERS),
     binary(P.Ge, ge, (WHOLE, WHOLE), NUMBERS),
     binary(P.Arctan2, arctan2, (NONZERO, NONZERO), FLOATS),
+    binary(P.Rem, rem, (SMALL, NONZERO), FLOATS),  # |x| < |y|: away from the jumps of trunc(x / y)
     binary(P.LogicalAnd, logical_and, (REAL, REAL), (bool_,)),
     binary(P.LogicalOr, logical_or, (REAL, REAL), (bool_,)),
     Spec(

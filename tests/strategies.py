@@ -92,6 +92,7 @@ from typeclasses import (
     reduce_min,
     reduce_prod,
     reduce_sum,
+    rem,
     reshape,
     rev,
     round,
@@ -660,6 +661,7 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
         "sort": _sort,
         "select": _select,
         "round": _unary("round({0})", round, lambda b: b + 1.0),
+        "rem": _binary("rem({0}, {1} * {1} + 0.5)", lambda x, y: rem(x, y * y + 0.5), lambda a, b: a),
         "clip": _unary("clip({0}, -1.0, 0.5)", lambda x: clip(x, -1.0, 0.5), lambda b: 1.0),
         "where": _binary("where(lt({0}, {1}), {0}, {1})", lambda x, y: where(lt(x, y), x, y), builtins.max),
         "logical": _binary(

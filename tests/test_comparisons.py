@@ -105,11 +105,25 @@ def test_bitwise_operators_on_booleans_are_the_logical_functions() -> None:
     [
         (lambda x: x & 1, "booleans only"),
         (lambda x: ~x, "booleans only"),
-        (lambda x: x // 2, "not supported yet"),
-        (lambda x: 2 % x, "not supported yet"),
-        (lambda x: divmod(x, 2), "not supported yet"),
     ],
 )
-def test_operators_without_a_primitive_are_shax_errors(f: Any, message: str) -> None:
+def test_bitwise_operators_on_numbers_are_shax_errors(f: Any, message: str) -> None:
     with pytest.raises(shax.ShaxError, match=message):
         shax.jit(f)(np.ones(3))
+
+
+def test_floor_division_and_remainder_are_numpys() -> None:
+    x = np.array([1.0, -7.5, 7.5, 5.0, 2.9, -3.0, 0.3])
+    y = np.array([0.1, 2.0, -2.0, -2.5, 0.7, np.inf, -0.2])
+    np.testing.assert_array_equal(shax.jit(lambda x, y: x // y)(x, y), x // y)  # 1 // 0.1 is 9
+    np.testing.assert_array_equal(shax.jit(lambda x, y: x % y)(x, y), x % y)
+    np.testing.assert_array_equal(shax.jit(lambda x: 7.0 % x)(y), 7.0 % y)
+    quotient, remainder = shax.jit(lambda x, y: divmod(x, y))(x, y)
+    np.testing.assert_array_equal(quotient, np.floor_divide(x, y))
+    np.testing.assert_array_equal(remainder, np.remainder(x, y))
+    # d(x mod y) = dx − floor(x / y) dy away from the jumps (JAX's)
+    grads = shax.grad(lambda x, y: snp.sum(x % y))(x[1:5], y[1:5])
+    np.testing.assert_array_equal(grads[0], np.ones(4))
+    np.testing.assert_array_equal(grads[1], -np.floor_divide(x[1:5], y[1:5]))
+    with pytest.raises(shax.ShaxError, match="i32"):
+        shax.jit(lambda n: n // 2)(np.arange(3, dtype=np.int32))

@@ -33,6 +33,7 @@ BINARY: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
     )
 }  # fmt: skip
 BINARY |= {"divide": (REAL, NONZERO), "true_divide": (REAL, NONZERO), "power": (POSITIVE, REAL)}
+BINARY |= {name: (REAL, NONZERO) for name in ("fmod", "remainder", "mod", "floor_divide")}
 LOGICAL = ("logical_and", "logical_or")
 DTYPES = (np.float32, np.float64)
 
@@ -59,7 +60,7 @@ NAMES = sorted({*UNARY, *BINARY, *LOGICAL})
 
 
 def test_the_names_are_numpys() -> None:
-    assert set(NAMES) | {"clip", "logical_not", "where"} == set(_elementwise.__all__)
+    assert set(NAMES) | {"clip", "logical_not", "where", "divmod"} == set(_elementwise.__all__)
     assert all(hasattr(np, name) for name in snp.__all__)
 
 

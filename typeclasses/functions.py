@@ -1,7 +1,7 @@
 """The typeclass functions users write against, each dispatching on its operands.
 
 Floating: add sub mul div neg abs signum pow sin cos tan exp log sqrt tanh
-          log1p expm1 logistic sinh cosh arcsin arccos arctan arctan2 arcsinh arctanh erf
+          log1p expm1 logistic sinh cosh arcsin arccos arctan arctan2 arcsinh arctanh erf rem
           floor ceil round (default methods: log_base square reciprocal
           rsqrt logaddexp sign)
 Ord:      min max lt le gt ge (default methods: maximum minimum clip)
@@ -35,7 +35,7 @@ __all__ = [
     "argmax", "argmin", "argsort", "mean", "reduce_max", "reduce_min", "reduce_prod", "var",
     "reshape", "rev", "select", "shape", "signum", "sin", "sinh", "slice", "sqrt", "sub", "tan", "tanh", "transpose",
     # the numpy surface's elementwise functions
-    "arccos", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "clip", "erf", "floor", "logaddexp",
+    "arccos", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "rem", "clip", "erf", "floor", "logaddexp",
     "logical_and", "logical_not", "logical_or", "maximum", "minimum", "reciprocal", "round", "rsqrt", "sign", "square",
     "where",
     # indexing
@@ -170,6 +170,12 @@ def arccos(x: F) -> F:
 @typeclass_function(Floating)
 def arctan(x: F) -> F:
     return pick("arctan", x).arctan(x)
+
+
+@typeclass_function(Floating)
+def rem(x: F, y: F) -> F:
+    """x − trunc(x / y) · y, the sign of x (C's and numpy's `fmod`, XLA's `rem`)."""
+    return pick("rem", x, y).rem(x, y)
 
 
 @typeclass_function(Floating)

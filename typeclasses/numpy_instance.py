@@ -121,6 +121,9 @@ class NumpyInstance(Instance):
     def arctan(self, x: Any) -> Any:
         return np.arctan(x)
 
+    def rem(self, x: Any, y: Any) -> Any:
+        return np.fmod(x, y)
+
     def arctan2(self, y: Any, x: Any) -> Any:
         return np.arctan2(y, x)
 

@@ -19,7 +19,7 @@ __all__ = [
     "cos", "cosh", "divide", "equal", "exp", "expm1", "floor", "greater", "greater_equal", "less", "less_equal", "log",
     "log1p", "logaddexp", "logical_and", "logical_not", "logical_or", "maximum", "minimum", "multiply", "negative",
     "not_equal", "power", "reciprocal", "rint", "round", "sign", "sin", "sinh", "sqrt", "square", "subtract", "tan",
-    "tanh", "true_divide", "where",
+    "tanh", "true_divide", "where", "fmod", "remainder", "mod", "floor_divide", "divmod",
 ]  # fmt: skip
 
 
@@ -72,6 +72,36 @@ equal, not_equal = _binary(tc.eq, "equal"), _binary(tc.ne, "not_equal")
 less, less_equal = _binary(tc.lt, "less"), _binary(tc.le, "less_equal")
 greater, greater_equal = _binary(tc.gt, "greater"), _binary(tc.ge, "greater_equal")
 logical_and, logical_or = _binary(tc.logical_and, "logical_and"), _binary(tc.logical_or, "logical_or")
+fmod = _binary(tc.rem, "fmod")
+
+
+def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:  # noqa: A001 - numpy's name
+    """numpy's divmod of floats, (x1 // x2, x1 % x2), from fmod as numpy computes it (and
+    JAX): q = (x1 − fmod) / x2 rounded, one less and the remainder moved by x2 where the
+    remainder's sign is not x2's. Not floor(x1 / x2): 1 // 0.1 is 9, 1 / 0.1 is 10."""
+    x1, x2 = as_array(x1), as_array(x2)
+    if not any(hasattr(v, "type") for v in (x1, x2)):  # numpy values: numpy's own, ints too
+        try:
+            return np.divmod(x1, x2)
+        except (TypeError, ValueError) as error:
+            raise at(ShaxTypeError(f"divmod: numpy: {error}"), current_source()) from None
+    mod = tc.rem(x1, x2)
+    div = (x1 - mod) / x2
+    moved = tc.logical_and(tc.ne(mod, 0.0), tc.ne(tc.signum(x2), tc.signum(mod)))
+    return tc.round(tc.where(moved, div - 1.0, div)), tc.where(moved, mod + x2, mod)
+
+
+def floor_divide(x1: Any, x2: Any, /) -> Any:
+    """numpy's `//` (of floats, on tracers): `divmod`'s quotient."""
+    return divmod(x1, x2)[0]
+
+
+def remainder(x1: Any, x2: Any, /) -> Any:
+    """numpy's `%` (of floats, on tracers): `divmod`'s remainder, with x2's sign."""
+    return divmod(x1, x2)[1]
+
+
+mod = remainder
 
 
 def round(a: Any, decimals: int = 0) -> Any:  # noqa: A001 - numpy's name

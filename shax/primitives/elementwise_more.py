@@ -22,7 +22,7 @@ BOOL = frozenset({bool_})
 
 __all__ = [
     "Arccos", "Arcsin", "Arcsinh", "Arctan", "Arctan2", "Arctanh", "Ceil", "Erf", "Floor", "LogicalAnd", "LogicalNot",
-    "LogicalOr", "Round",
+    "LogicalOr", "Rem", "Round",
 ]  # fmt: skip
 
 # arcsin: d(arcsin x) = dx / √(1 − x²)
@@ -43,6 +43,14 @@ Arctan2 = elementwise(
     FLOATS,
     Elementwise("np.arctan2"),
     derivative=lambda y, x, out: (x / (x * x + y * y), -y / (x * x + y * y)),
+)
+# rem: x − trunc(x / y) · y, so d rem(x, y) = dx − trunc(x / y) · dy (trunc is piecewise
+# constant); the 1 is spread to the result's shape through `0 · out`
+Rem = elementwise(
+    tc.rem,
+    FLOATS,
+    Elementwise("np.fmod"),
+    derivative=lambda x, y, out: (1.0 + 0.0 * out, -tc.signum(x / y) * tc.floor(tc.abs(x / y))),
 )
 # erf: d erf(x) = 2/√π · e^(−x²) · dx; compiled code calls the numpy instance's function
 Erf = elementwise(
