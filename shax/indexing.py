@@ -88,7 +88,8 @@ _MODES = (None, "raise", "wrap", "clip")
 def indices_in(op: str, indices: Any, n: int, mode: str | None = None) -> Any:
     """`indices` into an axis of size n, as gather takes them: a tracer (of integers) as it
     is, unless `mode` is "clip" (negative ones then read the first element, as numpy's);
-    constants checked (or wrapped, or clipped, by `mode`) and made non-negative i32."""
+    constants checked (or clipped, by `mode`) and made non-negative i32, mod n (which is
+    what wraps them for "wrap")."""
     if mode not in _MODES:
         raise failed(op, f"mode must be one of {_MODES}, got {mode!r}")
     if _traced_type(indices) is not None:
@@ -100,11 +101,9 @@ def indices_in(op: str, indices: Any, n: int, mode: str | None = None) -> Any:
     i = _array(op, indices)
     if i.dtype.kind not in "iu" and not (i.size == 0 and i.dtype.kind == "f"):
         raise failed(op, f"indices must be integers, got an array of {i.dtype}", ShaxTypeError)
-    if mode == "wrap":
-        i = np.mod(i, n) if n else i
-    elif mode == "clip":
+    if mode == "clip":
         i = np.clip(i, 0, n - 1)
-    elif i.size and (i.min() < -n or i.max() >= n):
+    elif mode != "wrap" and i.size and (i.min() < -n or i.max() >= n):
         bad = i.min() if i.min() < -n else i.max()
         raise failed(op, f"index {bad} is out of bounds for an axis of size {n}")
     return np.mod(i, max(n, 1)).astype(np.int32)
@@ -297,7 +296,7 @@ def _flat_index(arrays: list[tuple[int, Any]], sizes: tuple[int, ...]) -> tuple[
             a = indices_in("indexing", a, n) * np.int32(stride)
         elif len(arrays) > 1:
             a = _clamped(a, n) * stride
-        a = tc.broadcast_to(a, index_shape) if _traced_type(a) is not None else np.broadcast_to(a, index_shape)
+        a = tc.broadcast_to(a, index_shape)
         total = a if total is None else total + a
         stride *= n
     return total, tuple(index_shape)

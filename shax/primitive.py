@@ -72,6 +72,8 @@ class Primitive:
     broadcasting: ClassVar[bool] = False
     # A result of its operand's type is its operand (reshape, slice, pad, ... to the same shape).
     same_type_is_identity: ClassVar[bool] = False
+    # Arithmetic on numbers: a boolean operand beside a number is 0 and 1 of its dtype (the tracer casts it).
+    booleans_as_numbers: ClassVar[bool] = False
 
     # The positions of the LINEAR and of the BILINEAR operands, set on declaration.
     linear_operands: ClassVar[tuple[int, ...]] = ()

@@ -247,7 +247,7 @@ def apply(prim: Primitive, *operands: Any) -> Tracer:
             args = tuple(lift(trace, o, reference, prim.name) for o in operands)
         except ShaxError as error:  # a constant shax cannot type (an int64 array, 2**40 as i32)
             raise at(named(error, prim.name), current_source()) from None
-    if prim.broadcasting and bool_ not in getattr(prim, "accepts", (bool_,)):
+    if prim.booleans_as_numbers:
         args = _booleans_as_numbers(trace, args)
     return emit(trace, prim, args)
 

@@ -18,30 +18,32 @@ from shax.numpy._arrays import broadcast_to, moveaxis, normalize_axis, reshape
 __all__ = ["argsort", "sort", "take", "take_along_axis"]
 
 
+def _along(op: str, a: Any, axis: int | None) -> tuple[Any, int]:
+    """`a` and the axis `op` works along: numpy's axis (negative from the end), or axis 0
+    of the flattened `a` for None."""
+    if axis is None:
+        return reshape(a, [-1]), 0
+    rank = len(tc.shape(a))
+    if not rank:
+        raise failed(op, "needs an axis, and a 0-d array has none")
+    return a, normalize_axis(op, axis, rank)
+
+
 def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None) -> Any:
     """numpy's take: a's elements at `indices` along `axis` (of the flattened a if None);
     the result's axes are a's before `axis`, the indices', a's after `axis`."""
-    if axis is None:
-        a, axis = reshape(a, [-1]), 0
-    shape = tuple(tc.shape(a))
-    if not shape:
-        raise failed("take", "cannot take from a 0-d array along an axis")
-    k = normalize_axis("take", axis, len(shape))
-    return tc.gather(a, indices_in("take", indices, shape[k], mode), k, 0)
+    a, k = _along("take", a, axis)
+    return tc.gather(a, indices_in("take", indices, tc.shape(a)[k], mode), k, 0)
 
 
 def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
     """numpy's take_along_axis: out[..., j, ...] = arr[..., indices[..., j, ...], ...] along
     `axis`, the other axes of arr and indices broadcast together: one gather along the
     last axis with every other axis a batch axis."""
-    if axis is None:
-        arr, axis = reshape(arr, [-1]), 0
+    arr, k = _along("take_along_axis", arr, axis)
     shape, index_shape = tuple(tc.shape(arr)), tuple(tc.shape(indices))
     if len(shape) != len(index_shape):
         raise failed("take_along_axis", f"indices of shape {index_shape} need the rank of arr {shape}")
-    if not shape:
-        raise failed("take_along_axis", "cannot take from a 0-d array along an axis")
-    k = normalize_axis("take_along_axis", axis, len(shape))
     last = len(shape) - 1
     i = indices_in("take_along_axis", indices, shape[k])
     x, i = moveaxis(arr, k, last), moveaxis(i, k, last)
@@ -58,12 +60,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
 def _sort_axis(op: str, a: Any, axis: int | None, order: Any) -> tuple[Any, int]:
     if order is not None:
         raise failed(op, "order= (sorting structured arrays by field) is not supported")
-    if axis is None:
-        return reshape(a, [-1]), 0
-    shape = tuple(tc.shape(a))
-    if not shape:
-        raise failed(op, "cannot sort a 0-d array along an axis")
-    return a, normalize_axis(op, axis, len(shape))
+    return _along(op, a, axis)
 
 
 def argsort(a: Any, axis: int | None = -1, kind: str | None = None, order: Any = None, *, stable: Any = None) -> Any:

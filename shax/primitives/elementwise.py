@@ -37,7 +37,7 @@ from shax.rules.codegen import Elementwise, codegen_rule
 from shax.rules.linearize import Derivative, elementwise_jvp, linearize_rule
 from shax.rules.transpose import elementwise_transpose, transpose_rule
 from shax.rules.types import broadcast_shapes, type_rule
-from shax.types import DType, TensorType
+from shax.types import DType, TensorType, bool_
 
 
 @attrs.frozen
@@ -86,6 +86,7 @@ def elementwise(
         "commutative": commutative,
         "neutral": neutral,
         "broadcasting": arity > 1,
+        "booleans_as_numbers": arity > 1 and bool_ not in accepts,
         "__module__": module or sys._getframe(1).f_globals["__name__"],
         "__doc__": f"`{printed}`, element by element.",
     }
