@@ -47,11 +47,19 @@ def evaluate(defn: Definition, *args: Any) -> list[Any]:
     records = any(type(v) is Tracer for v in values)
     rules = eval_rules if records else numpy_rules
     env: dict[int, Any] = {}  # var id -> its value
+    # A multi-output operation runs once: (group key, operand var ids) -> all its outputs
+    groups: dict[tuple[Any, ...], list[Any]] = {}
 
     def run(binding: Binding) -> None:
         prim = binding.prim
         if isinstance(prim, Arg):
             env[binding.var.id] = values[prim.index]
+        elif prim.multi_output:
+            group = (prim.group_key(), *(a.id for a in binding.args))
+            outputs = groups.get(group)
+            if outputs is None:
+                outputs = groups[group] = rules[prim](prim, [env[a.id] for a in binding.args])
+            env[binding.var.id] = outputs[prim.output]
         else:
             env[binding.var.id] = rules[prim](prim, [env[a.id] for a in binding.args])
 

@@ -74,6 +74,13 @@ class Primitive:
     same_type_is_identity: ClassVar[bool] = False
     # Arithmetic on numbers: a boolean operand beside a number is 0 and 1 of its dtype (the tracer casts it).
     booleans_as_numbers: ClassVar[bool] = False
+    # One output of an operation with several (a call): each output is a binding of its own,
+    # reading the same operands, and `group_key()` and `output` say which operation and which
+    # output it is. Evaluation, codegen and transpose run the operation once for the bindings
+    # of one group (same group key, same operand vars); their rules take and give all outputs.
+    multi_output: ClassVar[bool] = False
+    # Its number of operands and their linearity are per operation (fields), not per class.
+    variadic: ClassVar[bool] = False
 
     # The positions of the LINEAR and of the BILINEAR operands, set on declaration.
     linear_operands: ClassVar[tuple[int, ...]] = ()
@@ -81,7 +88,7 @@ class Primitive:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "linearity" in cls.__dict__:
+        if "linearity" in cls.__dict__ and not cls.variadic:
             cls.arity = len(cls.linearity)
             cls.linear_operands = cls.positions(Linearity.LINEAR)
             cls.bilinear_operands = cls.positions(Linearity.BILINEAR)
@@ -94,6 +101,11 @@ class Primitive:
     def positions(cls, linearity: Linearity) -> tuple[int, ...]:
         """The operand positions of that linearity."""
         return tuple(k for k, operand in enumerate(cls.linearity) if operand is linearity)
+
+    @property
+    def operand_linearity(self) -> tuple[Linearity, ...]:
+        """The linearity of this operation's operands (a variadic primitive's is per operation)."""
+        return self.linearity
 
     # The typeclass boundary: `function(*operands, *static_args())` runs this primitive.
 
@@ -119,6 +131,10 @@ class Primitive:
     def cons_key(self) -> Any:
         """What identifies this operation for hash-consing and CSE."""
         return self
+
+    def group_key(self) -> Any:
+        """A multi-output operation's identity, apart from which output a binding reads."""
+        raise NotImplementedError(f"{self.name} has one output")
 
     def forwarded(self, args: Sequence[Var], out: TensorType) -> int | None:
         """The position of the operand this operation passes on unchanged, if any

@@ -18,7 +18,7 @@ import attrs
 import numpy as np
 
 from shax.ir import Binding, Definition, Var
-from shax.primitives import SMALL_CONSTANT, Arg, Constant, DotGeneral, Primitive
+from shax.primitives import SMALL_CONSTANT, Arg, Call, Constant, DotGeneral, Primitive
 from shax.types import DType
 
 
@@ -81,8 +81,13 @@ def show_array(value: np.ndarray | np.generic) -> str:
     return f"fromList {shape} [" + ",".join(show_scalar(v) for v in value.reshape(-1)) + "]"
 
 
-def show_primitive(prim: Primitive) -> str:
-    """The operation with its static parameters, e.g. `broadcast [1] [2,6]`."""
+def show_primitive(prim: Primitive, names: dict[int, str] | None = None) -> str:
+    """The operation with its static parameters, e.g. `broadcast [1] [2,6]`; a call names
+    its callee (as `names`, by the callee's identity, says), and which output it reads
+    when there are several: `call linear`, `call linear[1]`."""
+    if isinstance(prim, Call):
+        name = (names or {}).get(prim.key, prim.defn.name)
+        return f"call {name}" if prim.num_outputs == 1 else f"call {name}[{prim.output}]"
     if isinstance(prim, Arg):
         return f"arg{prim.index}"
     if isinstance(prim, Constant):
@@ -97,17 +102,55 @@ def show_var(var: Var) -> str:
     return f"x{var.id}" if var.type is None else f"x{var.id} :: {var.type}"
 
 
-def show_binding(binding: Binding) -> str:
-    operation = [show_primitive(binding.prim), *(f"x{a.id}" for a in binding.args)]
+def show_binding(binding: Binding, names: dict[int, str] | None = None) -> str:
+    operation = [show_primitive(binding.prim, names), *(f"x{a.id}" for a in binding.args)]
     return f"{show_var(binding.var)} = {' '.join(operation)}"
 
 
 def show_definition(defn: Definition) -> str:
-    header = f"def {defn.name}("
+    """`defn` in the original's format, after every definition it calls (each once,
+    callees before their callers; two different callees of one name are told apart
+    by a suffix: `linear`, `linear_1`)."""
+    callees = called_definitions(defn)
+    names: dict[int, str] = {id(defn): defn.name}
+    taken = {defn.name}
+    for callee in callees:
+        name, n = callee.name, 0
+        while name in taken:
+            n += 1
+            name = f"{callee.name}_{n}"
+        taken.add(name)
+        names[id(callee)] = name
+    return "\n".join(_show_one(d, names[id(d)], names) for d in [*callees, defn])
+
+
+def called_definitions(defn: Definition) -> list[Definition]:
+    """The definitions `defn` calls, directly or not, each once, every one after those it
+    calls (an iterative post-order walk: linear in the bindings of them all)."""
+    order: list[Definition] = []
+    seen = {id(defn)}
+    stack = [(defn, iter(defn.bindings))]
+    while stack:
+        _, bindings = stack[-1]
+        for binding in bindings:
+            prim = binding.prim
+            if isinstance(prim, Call) and prim.key not in seen:
+                seen.add(prim.key)
+                stack.append((prim.defn, iter(prim.defn.bindings)))
+                break
+        else:
+            done, _ = stack.pop()
+            if done is not defn:
+                order.append(done)
+    return order
+
+
+def _show_one(defn: Definition, name: str, names: dict[int, str]) -> str:
+    header = f"def {name}("
     indent = " " * len(header)
     args = [f"arg{k} :: {t}" for k, t in enumerate(defn.arg_types)]
     lines = [header + ", \n".join(args).replace("\n", "\n" + indent) + ") ="]
-    bindings = [show_binding(b) for b in defn.bindings]
+    bindings = [show_binding(b, names) for b in defn.bindings]
     lines.extend(("  let " if k == 0 else "      ") + text for k, text in enumerate(bindings))
     lines.append("  in [" + ", ".join(show_var(v) for v in defn.outputs) + "]")
     return "\n".join(lines)

@@ -80,6 +80,11 @@ class _Generator:
         self.block_end: list[int] = []
         self.names: list[list[str]] = []
         self.dying: dict[int, list[int]] = {}  # binding index -> blocks whose end it may be
+        # A multi-output operation is one statement `g5 = ...` binding the list of its outputs,
+        # each output binding reading its element. (group key, operand var ids) -> that name,
+        # and -> the index of its last live binding (which deletes the name).
+        self.group_names: dict[tuple[Any, ...], str] = {}
+        self.group_last: dict[tuple[Any, ...], int] = {}
 
     def generate(self) -> tuple[list[str], list[str], dict[str, Any], str]:
         self._liveness()
@@ -90,7 +95,11 @@ class _Generator:
         lines: list[Line] = []
 
         def emit(binding: Binding) -> None:
-            line = self._emit(next(positions), implicit)
+            i = next(positions)
+            if binding.prim.multi_output:
+                lines.extend(self._emit_output(i))
+                return
+            line = self._emit(i, implicit)
             if line is not None:
                 lines.append(line)
 
@@ -113,6 +122,8 @@ class _Generator:
                 for a in binding.args:
                     self.end.setdefault(a.id, i)
                     self.consumers.setdefault(a.id, []).append(i)
+                if binding.prim.multi_output:
+                    self.group_last.setdefault(_group(binding), i)
 
     def _implicit_broadcasts(self) -> set[int]:
         """Broadcasts (to rank >= 1) that no output returns and that every consumer stretches
@@ -197,6 +208,35 @@ class _Generator:
             self.names[self.memory[v]].append(name)
         return self._line(i, name, code, binding, reads)
 
+    def _emit_output(self, i: int) -> list[Line]:
+        """An output of a multi-output operation: the operation's statement at its first
+        binding, then the element this binding reads (never overwritten: an output may
+        be an operand, or share its memory)."""
+        binding = self.bindings[i]
+        prim, v = binding.prim, binding.var.id
+        group = _group(binding)
+        operands = [Operand(self.expr[a.id], self.types[a.id], self.contiguous[a.id]) for a in binding.args]
+        lines = []
+        name = self.group_names.get(group)
+        if name is None:
+            name = self.group_names[group] = f"g{v}"
+            site = Site(self.types[v], v)
+            code = codegen_rules[prim](prim, site, operands)
+            for constant, value in site.constants:
+                self.namespace[constant] = value
+                self.constants.append(f"# {constant} = {_show_constant(value)}")
+            reads = tuple(dict.fromkeys(o.expr for o in operands if o.expr not in self.namespace))
+            lines.append(Line(name, code, reads, ()))
+        self._record_memory(i, binding, Site(self.types[v], v), operands, alias=False)
+        self.expr[v] = f"x{v}"
+        if self.types[v].rank > 0:
+            self.names[self.memory[v]].append(f"x{v}")
+        line = self._line(i, f"x{v}", f"{name}[{prim.output}]", binding, [name])
+        assert line is not None, "a line that defines a name"
+        if self.group_last[group] == i:
+            line = attrs.evolve(line, dels=(*line.dels, name))
+        return [*lines, line]
+
     def _stretch(
         self, binding: Binding, operands: list[Operand], site: Site, implicit: set[int], reads: list[str]
     ) -> list[Operand]:
@@ -278,6 +318,10 @@ class _Generator:
         while name in self.namespace or hasattr(builtins, name) or _GLOBAL_NAME.fullmatch(name):
             name += "_"
         return name
+
+
+def _group(binding: Binding) -> tuple[Any, ...]:
+    return (binding.prim.group_key(), *(a.id for a in binding.args))
 
 
 def _show_constant(value: Any) -> str:

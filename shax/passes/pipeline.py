@@ -37,7 +37,7 @@ from shax.ir import Binding, Definition, Var
 from shax.location import current_source
 from shax.passes.canonicalize_dot_general import canonicalize_dot_general
 from shax.passes.cse import cse, cse_key
-from shax.passes.dce import dce
+from shax.passes.dce import dce, prune_calls
 from shax.passes.fold_constants import fold_constants
 from shax.passes.forward_identities import forward_identities, forwarded, neutral_element
 from shax.passes.lower_reductions import lower_reductions_to_sums_of_slices
@@ -92,7 +92,7 @@ def cleanup(defn: Definition) -> Definition:
             new_var[entry] = builder.keep(binding, [new_var[operand] for operand in operands[entry]])
     # Returned vars keep the input's style: annotated only if they were.
     outputs = [new_var[e] if v.type is not None else Var(new_var[e].id) for v, e in zip(defn.outputs, returned)]
-    return mark_well_typed(builder.build(defn.name, defn.arg_types, outputs))
+    return prune_calls(mark_well_typed(builder.build(defn.name, defn.arg_types, outputs)))
 
 
 def _forward_and_merge(defn: Definition) -> tuple[list[Binding], list[tuple[int, ...]], list[int]]:

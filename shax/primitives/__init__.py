@@ -4,6 +4,7 @@ declare one of your own."""
 
 from shax.primitive import Arg, Linearity, Primitive, all_primitives
 from shax.primitives import (  # families
+    call,
     concatenate,
     constant,
     convert,
@@ -16,6 +17,7 @@ from shax.primitives import (  # families
     shape,
     sort,
 )
+from shax.primitives.call import *  # noqa: F403
 from shax.primitives.concatenate import *  # noqa: F403
 from shax.primitives.constant import *  # noqa: F403 - each family module lists its primitives in __all__
 from shax.primitives.convert import *  # noqa: F403
@@ -30,5 +32,5 @@ from shax.primitives.shape import *  # noqa: F403
 from shax.primitives.sort import *  # noqa: F403
 
 __all__ = ["Arg", "Linearity", "Pointwise", "Primitive", "all_primitives", "elementwise"]
-__all__ += concatenate.__all__ + constant.__all__ + dot.__all__ + elementwise_more.__all__ + pointwise.__all__
+__all__ += call.__all__ + concatenate.__all__ + constant.__all__ + dot.__all__ + elementwise_more.__all__ + pointwise.__all__
 __all__ += convert.__all__ + gather.__all__ + reduce.__all__ + rev.__all__ + shape.__all__ + sort.__all__

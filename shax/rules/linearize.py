@@ -108,8 +108,19 @@ def materialized(tangent: Tangent) -> Any:
 
 
 class LinearizeRule(Protocol):
-    def __call__(self, prim: Any, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer, /) -> Tangent:
+    def __call__(
+        self, prim: Any, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer, /
+    ) -> Tangent | PrimalAndTangent:
         """The result's tangent; some operand's tangent is not a Zero."""
+
+
+@attrs.frozen
+class PrimalAndTangent:
+    """What a rule returns that computes the primal value its own way, in place of `out`
+    (a call runs its callee's forward definition, which also gives the activations)."""
+
+    value: Any
+    tangent: Any
 
 
 # piecewise constant f: d f(x) = 0
@@ -196,10 +207,10 @@ def linear_zero(prim: Primitive, operands: Sequence[Any]) -> Any:
     all its zero operands); `f(0, dx)`, linear in both, fills the zero with zeros."""
     zeros = [k for k, o in enumerate(operands) if isinstance(o, Zero)]
     for k in zeros:
-        if prim.linearity[k] not in (Linearity.LINEAR, Linearity.BILINEAR):
-            role = "a predicate" if prim.linearity[k] is Linearity.NON_DIFFERENTIABLE else "a nonlinear operand"
+        if prim.operand_linearity[k] not in (Linearity.LINEAR, Linearity.BILINEAR):
+            role = "a predicate" if prim.operand_linearity[k] is Linearity.NON_DIFFERENTIABLE else "a nonlinear operand"
             raise ShaxTypeError(f"{prim.name}: a zero tangent ({operands[k].type}) cannot be {role}")
-    if any(prim.linearity[k] is Linearity.BILINEAR for k in zeros):
+    if any(prim.operand_linearity[k] is Linearity.BILINEAR for k in zeros):
         return zero_of(prim, operands)
     if all(isinstance(operands[k], Zero) for k in prim.linear_operands):
         return zero_of(prim, operands)

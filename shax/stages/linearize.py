@@ -34,7 +34,7 @@ from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.location import current_source
 from shax.primitive import Arg
 from shax.primitives import Broadcast, Constant
-from shax.rules.linearize import Tangent, Zero, linearize_rules, linearizing
+from shax.rules.linearize import PrimalAndTangent, Tangent, Zero, linearize_rules, linearizing
 from shax.sharing import recover_sharing
 from shax.tracer import Trace, Tracer, emit, lift, new_trace
 from shax.types import TensorType
@@ -125,6 +125,10 @@ def _linearize_binding(
     if operand_tangents and all(isinstance(t, Zero) for t in operand_tangents):
         return value, Zero(value.type)
     tangent = linearize_rules[prim](prim, operands, operand_tangents, value)
+    if isinstance(tangent, PrimalAndTangent):  # the rule computed the primal value its own way
+        if not isinstance(tangent.value, Tracer) or tangent.value.type != value.type:
+            raise ShaxTypeError(f"the linearize rule of {prim.name} gave {tangent.value!r}, not a {value.type} value")
+        value, tangent = tangent.value, tangent.tangent
     if len(linear.captured) != cross.crossed:
         raise ShaxTypeError(
             f"the linearize rule of {prim.name} used a primal value in the linear program without residual()"

@@ -59,8 +59,11 @@ def transpose(lin: LinearizedDefinition) -> LinearizedDefinition:
                 raise ShaxTypeError(f"transpose: {linear.name} is not linear: it {message}")
             if state.kind[v.id] is Kind.LINEAR:
                 _accumulate(state.cotangents, v.id, trace.args[k])
-        # Backwards, the bindings a cotangent reaches (not residuals, values, zeros).
-        reached = (b for b in reversed(linear.bindings) if b.var.id in state.cotangents)
+        # Backwards, the bindings a cotangent reaches (not residuals, values, zeros), and
+        # the first binding of each multi-output operation whose other outputs one reaches.
+        reached = (
+            b for b in reversed(linear.bindings) if b.var.id in state.cotangents or b.var.id in state.pending
+        )
         with linearizing(_Transposing(trace)):  # rules may apply linear operations to zeros
             for_each_binding("transpose", reached, state.backward)
         results = [
@@ -82,6 +85,15 @@ class _State:
         self.values: dict[int, Tracer] = {}  # var id of a zero or a value -> it, recomputed forward
         self.cotangents: dict[int, Tracer] = {}  # var id of a linear value -> its cotangent so far
         self.arg_cotangents: dict[int, Tracer] = {}  # tangent input index -> its cotangent so far
+        # A multi-output operation (`Primitive.multi_output`) is transposed once, at its first
+        # binding, when every output's cotangent is complete (their uses all come later).
+        # (group key, operand var ids) -> the var id of its first binding
+        self.first: dict[tuple[Any, ...], int] = {}
+        for b in linear.bindings:
+            if b.prim.multi_output:
+                self.first.setdefault(_group(b), b.var.id)
+        self.group_cts: dict[tuple[Any, ...], dict[int, Tracer]] = {}  # group -> output -> its cotangent
+        self.pending: set[int] = set()  # first bindings of groups whose other outputs have cotangents
 
     def forward(self, binding: Binding) -> None:
         """Classify `binding`; recompute it forward unless it is linear."""
@@ -107,7 +119,7 @@ class _State:
         # (a select's predicate).
         linear = prim.linear_operands
         linear_in_zeros = bool(linear) and all(
-            kinds[k] is Kind.ZERO if k in linear else prim.linearity[k] is Linearity.NON_DIFFERENTIABLE
+            kinds[k] is Kind.ZERO if k in linear else prim.operand_linearity[k] is Linearity.NON_DIFFERENTIABLE
             for k in range(len(kinds))
         )
         self.kind[var.id] = Kind.ZERO if linear_in_zeros else Kind.VALUE
@@ -115,11 +127,22 @@ class _State:
 
     def backward(self, binding: Binding) -> None:
         """Hand the cotangent of a binding's result (it has one) to its linear operands."""
-        ct = self.cotangents.pop(binding.var.id)
+        ct: Any = self.cotangents.pop(binding.var.id, None)
         prim = binding.prim
         if isinstance(prim, Arg):
             _accumulate(self.arg_cotangents, prim.index, ct)
             return
+        if prim.multi_output:
+            group = _group(binding)
+            cts = self.group_cts.setdefault(group, {})
+            if ct is not None:
+                cts[prim.output] = ct
+            first = self.first[group]
+            if binding.var.id != first:
+                self.pending.add(first)
+                return
+            del self.group_cts[group]
+            ct = [cts.get(k) for k in range(prim.num_outputs)]
         operands = [self._operand(prim, k, a.id) for k, a in enumerate(binding.args)]
         check_linear_operands(prim, operands)
         operand_cts = transpose_rules[prim](prim, ct, operands)
@@ -134,7 +157,7 @@ class _State:
         """How a transpose rule sees operand `position`: a `Linear` marker, or its value. A
         zero where the operation is linear (`dx + 0`, a select's zero branch) is linear too."""
         kind = self.kind[var_id]
-        if kind is Kind.LINEAR or kind is Kind.ZERO and prim.linearity[position] is Linearity.LINEAR:
+        if kind is Kind.LINEAR or kind is Kind.ZERO and prim.operand_linearity[position] is Linearity.LINEAR:
             return Linear(self.types[var_id])
         return self.values[var_id]
 
@@ -151,6 +174,10 @@ class _Transposing:
 
     def zeros(self, t: TensorType) -> Tracer:
         return zeros_in(self.trace, t)
+
+
+def _group(binding: Binding) -> tuple[Any, ...]:
+    return (binding.prim.group_key(), *(a.id for a in binding.args))
 
 
 def _accumulate(cotangents: dict[int, Tracer], key: int, ct: Tracer) -> None:

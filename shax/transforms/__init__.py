@@ -5,7 +5,8 @@ transform's tracers, inlines into the outer trace."""
 
 from shax.transforms.autodiff import grad, jvp, linearize, value_and_grad, vjp
 from shax.transforms.jit import jit
+from shax.transforms.subgraph import CallSiteInfo, call, call_with_info, subgraph
 from shax.transforms.vmap import vmap
 from shax.transforms.xpr import xpr
 
-__all__ = ["grad", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "xpr"]
+__all__ = ["CallSiteInfo", "call", "call_with_info", "subgraph", "grad", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "xpr"]

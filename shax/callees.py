@@ -1,0 +1,120 @@
+"""What the stages make of a called definition, built once per callee and shared by every
+call site: its derivative (`derivative`), the transpose of a linear callee
+(`transposed`), its batched form per batch layout (`batched`), its form without the
+outputs no caller reads (`pruned`) and its compiled function (`compiled`).
+
+Kept by the callee's identity while it lives (definitions are values: what is derived
+from one stays true). Threads missing an entry at once may each build it; either is
+kept, both right.
+
+    derivative(f) = LinearizedDefinition(
+        f's forward:  f(args)                  -> outputs, then the activations,
+        df:           df(tangents, activations) -> output tangents)
+    transposed(df, n) = dft(output cotangents, activations) -> tangent input cotangents
+
+The tangents are those of f's float arguments, all of them, whichever a call site
+perturbs: a derivative built once serves every call site (zero tangents are zeros, and
+the cotangents of arguments a caller does not differentiate go unread, so `dce` prunes
+them from the transposed call).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+from shax.codegen import Compiled, compile_definition
+from shax.ir import Binding, Definition, LinearizedDefinition, Var
+from shax.passes import cleanup
+from shax.primitive import Arg
+from shax.stages import batch, infer_types, linearize, transpose
+from shax.well_typed import mark_well_typed
+
+T = TypeVar("T")
+
+# id(callee) -> (what was derived) -> the derived value
+_derived: dict[int, dict[Hashable, Any]] = {}
+
+
+def _cached(defn: Definition, key: Hashable, build: Callable[[], T]) -> T:
+    entries = _derived.get(id(defn))
+    if entries is None:
+        entries = _derived.setdefault(id(defn), {})
+        weakref.finalize(defn, _derived.pop, id(defn), None)
+    found = entries.get(key)
+    if found is None:
+        found = entries[key] = build()
+    return found  # type: ignore[no-any-return]
+
+
+def typed(defn: Definition) -> Definition:
+    """An untyped callee, typed (once: every call of it calls the same typed definition)."""
+    return _cached(defn, "typed", lambda: infer_types(defn))
+
+
+def derivative(defn: Definition) -> LinearizedDefinition:
+    """f's forward definition (outputs, then activations) and its linear definition."""
+    return _cached(defn, "derivative", lambda: _linearized(defn))
+
+
+def wrt(defn: Definition) -> tuple[int, ...]:
+    """The arguments a callee's derivative takes tangents of: its float ones."""
+    return tuple(k for k, t in enumerate(defn.arg_types) if t.dtype.is_float)
+
+
+def _linearized(defn: Definition) -> LinearizedDefinition:
+    lin = linearize(defn, wrt(defn))
+    return LinearizedDefinition(cleanup(lin.primal), cleanup(lin.linear), lin.num_residuals)
+
+
+def install(defn: Definition, lin: LinearizedDefinition, grad: Definition) -> None:
+    """Use `lin` as `defn`'s derivative and `grad` as its linear part's transpose (a
+    gradient graph built before: `shax.autodiff(..., called_graphs_grad_info=)`)."""
+    _cached(defn, "derivative", lambda: lin)
+    _cached(lin.linear, ("transposed", len(wrt(defn))), lambda: grad)
+
+
+def transposed(defn: Definition, linear: int) -> Definition:
+    """The transpose of `defn`, linear in its first `linear` arguments (the rest held
+    fixed): it takes the output cotangents, then those other arguments."""
+    return _cached(defn, ("transposed", linear), lambda: _transposed(defn, linear))
+
+
+def _transposed(defn: Definition, linear: int) -> Definition:
+    fixed = defn.arg_types[linear:]
+    # The linear definition's residuals are its fixed arguments: a primal passing them on.
+    bindings = tuple(Binding(Var(k, t), Arg(k), ()) for k, t in enumerate(fixed))
+    passing = mark_well_typed(Definition(defn.name, fixed, bindings, tuple(b.var for b in bindings)))
+    return cleanup(transpose(LinearizedDefinition(passing, defn, len(fixed))).linear)
+
+
+def batched(defn: Definition, dims: tuple[int | None, ...], size: int) -> Definition:
+    """`defn` over a batch of `size`, its arguments batched at `dims`, outputs at axis 0."""
+    return _cached(defn, ("batched", dims, size), lambda: cleanup(batch(defn, list(dims), size, 0)))
+
+
+def pruned(defn: Definition, outputs: tuple[int, ...]) -> Definition:
+    """`defn` returning only the outputs at positions `outputs`, without what only the
+    others needed."""
+    return _cached(defn, ("pruned", outputs), lambda: _pruned(defn, outputs))
+
+
+def _pruned(defn: Definition, outputs: tuple[int, ...]) -> Definition:
+    kept = Definition(defn.name, defn.arg_types, defn.bindings, tuple(defn.outputs[k] for k in outputs))
+    return cleanup(mark_well_typed(kept))
+
+
+def passed_on(defn: Definition) -> tuple[int | None, ...]:
+    """Per output of `defn`, the argument it returns unchanged (None: a computed value)."""
+    return _cached(defn, "passed_on", lambda: _passed_on(defn))
+
+
+def _passed_on(defn: Definition) -> tuple[int | None, ...]:
+    argument = {b.var.id: b.prim.index for b in defn.bindings if isinstance(b.prim, Arg)}
+    return tuple(argument.get(v.id) for v in defn.outputs)
+
+
+def compiled(defn: Definition) -> Compiled:
+    """`defn`'s compiled function (`shax.codegen`)."""
+    return _cached(defn, "compiled", lambda: compile_definition(defn))

@@ -1,0 +1,178 @@
+"""Calls of definitions: `shax.call`, `shax.call_with_info` (PopXL's `ops.call` and
+`ops.call_with_info`) and the `@shax.subgraph` decorator.
+
+    y, = shax.call(linear_graph, x, w, b)               # one `call` binding per output read
+    info = shax.call_with_info(linear_graph, x, inputs_dict={w_var: w, b_var: b})
+
+    @shax.subgraph
+    def layer(x, w): return tanh(x @ w)
+    layer(h, w1); layer(h2, w2)     # traced: two calls of one definition, not two copies
+
+On numpy values a call runs its definition (a subgraph runs its Python function); on
+tracers it records `call` bindings (`shax.primitives.call`), so that every transform
+sees a call, differentiates its callee once and reuses that at every call site.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.evaluate import check_argument, evaluate
+from shax.ir import Definition, Var
+from shax.location import current_source
+from shax.passes import cleanup
+from shax.primitives import Arg, Call
+from shax.pytree import TreeDef, flatten, unflatten
+from shax.stages import check_types
+from shax.tracer import Tracer, apply
+from shax.transforms.staging import stage
+from shax.transforms.transformed import Transformed
+from shax.types import TensorType
+from shax.validation import expect_definition
+
+
+def argument_vars(defn: Definition) -> list[Var | None]:
+    """The var each argument of `defn` is read into (its first `arg` binding; None if unread)."""
+    found: list[Var | None] = [None] * len(defn.arg_types)
+    for b in defn.bindings:
+        if isinstance(b.prim, Arg) and found[b.prim.index] is None:
+            found[b.prim.index] = b.var
+    return found
+
+
+def position_of(what: str, defn: Definition, key: Any, vars: Sequence[Var | None]) -> int:
+    """The position of `key` (an int, or one of `vars`) among `vars`, or a ShaxValueError."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        if 0 <= key < len(vars):
+            return key
+    elif isinstance(key, Var):
+        for k, v in enumerate(vars):
+            if v is not None and v.id == key.id:
+                return k
+    raise ShaxValueError(f"{what}: {key!r} is not one of {defn.name}'s {len(vars)} (x{[v and v.id for v in vars]})")
+
+
+def _operands(what: str, defn: Definition, args: Sequence[Any], inputs_dict: Mapping[Any, Any] | None) -> list[Any]:
+    """The call's operands, one per argument of `defn`: `args` first, then `inputs_dict`'s
+    (keyed by the argument's var or position), each checked against its declared type."""
+    count = len(defn.arg_types)
+    slots: list[Any] = [*args, *([_MISSING] * (count - len(args)))]
+    if len(args) > count:
+        raise ShaxTypeError(f"{what}: {defn.name} takes {count} argument(s), got {len(args)}")
+    if inputs_dict is not None:
+        if not isinstance(inputs_dict, Mapping):
+            raise ShaxTypeError(f"{what}: inputs_dict must be a mapping, got a {type(inputs_dict).__name__}")
+        vars = argument_vars(defn)
+        for key, value in inputs_dict.items():
+            k = position_of(f"{what}: inputs_dict", defn, key, vars)
+            if slots[k] is not _MISSING:
+                raise ShaxValueError(f"{what}: argument {k} of {defn.name} is given twice")
+            slots[k] = value
+    missing = [k for k, s in enumerate(slots) if s is _MISSING]
+    if missing:
+        shown = ", ".join(f"{k} :: {defn.arg_types[k]}" for k in missing)
+        raise ShaxTypeError(f"{what}: {defn.name}'s argument(s) {shown} are not given")
+    return [
+        value if isinstance(value, Tracer) else check_argument(f"{what}: argument {k} of {defn.name}", t, value)
+        for k, (t, value) in enumerate(zip(defn.arg_types, slots))
+    ]
+
+
+_MISSING = object()
+
+
+def typed_callee(what: str, defn: Any) -> Definition:
+    """`defn` typed (the same definition if it is: a call holds its callee by identity)."""
+    expect_definition(what, defn)
+    if defn.is_typed:
+        return check_types(defn)
+    from shax.callees import typed
+
+    return typed(defn)
+
+
+def call(defn: Definition, *args: Any, inputs_dict: Mapping[Any, Any] | None = None) -> tuple[Any, ...]:
+    """The outputs of `defn` on `args` (and `inputs_dict`, by argument var or position):
+    computed on numpy values, recorded as `call` bindings on tracers."""
+    return call_with_info(defn, *args, inputs_dict=inputs_dict).outputs
+
+
+@attrs.frozen(eq=False)
+class CallSiteInfo:
+    """One call of a definition: what it called, its operands (one per argument, in order)
+    and its outputs (PopXL's `CallSiteInfo`)."""
+
+    called_graph: Definition
+    inputs: tuple[Any, ...]
+    outputs: tuple[Any, ...]
+
+    def graph_to_parent(self, var: Var) -> Any:
+        """The caller's value for an argument var or output var of the called definition."""
+        for k, v in enumerate(argument_vars(self.called_graph)):
+            if v is not None and v.id == var.id:
+                return self.inputs[k]
+        for k, v in enumerate(self.called_graph.outputs):
+            if v.id == var.id:
+                return self.outputs[k]
+        raise at(ShaxValueError(f"{var!r} is neither an argument nor an output of {self.called_graph.name}"), None)
+
+
+def call_with_info(defn: Definition, *args: Any, inputs_dict: Mapping[Any, Any] | None = None) -> CallSiteInfo:
+    """`call`, returning the call site's information (`.outputs`, `.inputs`)."""
+    try:
+        callee = typed_callee("call", defn)
+        operands = _operands("call", callee, args, inputs_dict)
+        if any(isinstance(o, Tracer) for o in operands):
+            outputs = tuple(apply(c, *operands) for c in Call(callee).outputs_of(callee))
+        else:
+            outputs = tuple(evaluate(callee, *operands))
+    except ShaxError as error:
+        raise at(error, current_source()) from None
+    return CallSiteInfo(callee, tuple(operands), outputs)
+
+
+class Subgraph(Transformed):
+    """A Python function whose traced calls are calls of one definition per argument types."""
+
+    kind = "subgraph"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves, _ = flatten((args, kwargs))
+        if not any(isinstance(leaf, Tracer) for leaf in leaves):
+            return self.fn(*args, **kwargs)  # on values it just runs
+        return super().__call__(*args, **kwargs)
+
+    def build(self, in_tree: TreeDef, types: tuple[TensorType, ...]) -> _BuiltSubgraph:
+        staging = stage(self.fn, in_tree, types)
+        return _BuiltSubgraph(cleanup(staging.typed), staging.captured, staging.out_tree)
+
+    def definition(self, *args: Any) -> Definition:
+        """The definition the calls on arguments like `args` (values, or their types) run."""
+        from shax.transforms.arguments import abstract_types
+
+        in_tree, types = abstract_types("subgraph.definition", args)
+        return self.built(in_tree, types).defn
+
+
+@attrs.frozen
+class _BuiltSubgraph:
+    defn: Definition  # (argument leaves, captured) -> output leaves
+    captured: tuple[Any, ...]
+    out_tree: TreeDef
+
+    def call(self, leaves: Sequence[Any]) -> Any:
+        operands = [*leaves, *self.captured]
+        if not any(isinstance(o, Tracer) for o in operands):
+            return unflatten(self.out_tree, evaluate(self.defn, *operands))
+        operands = _operands("subgraph", self.defn, operands, None)
+        return unflatten(self.out_tree, [apply(c, *operands) for c in Call(self.defn).outputs_of(self.defn)])
+
+
+def subgraph(fn: Callable[..., Any]) -> Subgraph:
+    """`fn`, whose calls on tracers become calls of one shared definition per argument
+    types (not inlined); on numpy values it runs as it is."""
+    return Subgraph(fn)
