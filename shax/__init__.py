@@ -15,7 +15,22 @@ from shax.explain import Explanation, explain
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.tracer import Tracer
 from shax.tracing import trace
-from shax.transforms import CallSiteInfo, call, call_with_info, grad, jit, subgraph, jvp, linearize, value_and_grad, vjp, vmap, xpr
+from shax.transforms import (
+    CallSiteInfo,
+    GradGraphInfo,
+    autodiff,
+    call,
+    call_with_info,
+    grad,
+    jit,
+    jvp,
+    linearize,
+    subgraph,
+    value_and_grad,
+    vjp,
+    vmap,
+    xpr,
+)
 from shax.types import DType, TensorType, bool_, f32, f64, i32, i64, u8
 
 __all__ = [
@@ -23,4 +38,5 @@ __all__ = [
     "ShaxValueError", "TensorType", "Tracer", "Var", "bool_", "evaluate", "explain", "f32", "f64", "i32",
     "i64", "u8", "grad", "jit", "jvp", "linearize", "nn", "numpy", "optimizers", "passes", "primitives", "stages",
     "trace", "value_and_grad", "vjp", "vmap", "xpr", "CallSiteInfo", "call", "call_with_info", "subgraph",
+    "GradGraphInfo", "autodiff",
 ]  # fmt: skip

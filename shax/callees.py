@@ -58,6 +58,11 @@ def derivative(defn: Definition) -> LinearizedDefinition:
     return _cached(defn, "derivative", lambda: _linearized(defn))
 
 
+def is_differentiated(defn: Definition) -> bool:
+    """Whether `defn`'s derivative was built (a call of it was differentiated)."""
+    return "derivative" in _derived.get(id(defn), {})
+
+
 def wrt(defn: Definition) -> tuple[int, ...]:
     """The arguments a callee's derivative takes tangents of: its float ones."""
     return tuple(k for k, t in enumerate(defn.arg_types) if t.dtype.is_float)
@@ -72,7 +77,9 @@ def install(defn: Definition, lin: LinearizedDefinition, grad: Definition) -> No
     """Use `lin` as `defn`'s derivative and `grad` as its linear part's transpose (a
     gradient graph built before: `shax.autodiff(..., called_graphs_grad_info=)`)."""
     _cached(defn, "derivative", lambda: lin)
+    _derived[id(defn)]["derivative"] = lin
     _cached(lin.linear, ("transposed", len(wrt(defn))), lambda: grad)
+    _derived[id(lin.linear)][("transposed", len(wrt(defn)))] = grad
 
 
 def transposed(defn: Definition, linear: int) -> Definition:

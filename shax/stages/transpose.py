@@ -61,9 +61,7 @@ def transpose(lin: LinearizedDefinition) -> LinearizedDefinition:
                 _accumulate(state.cotangents, v.id, trace.args[k])
         # Backwards, the bindings a cotangent reaches (not residuals, values, zeros), and
         # the first binding of each multi-output operation whose other outputs one reaches.
-        reached = (
-            b for b in reversed(linear.bindings) if b.var.id in state.cotangents or b.var.id in state.pending
-        )
+        reached = (b for b in reversed(linear.bindings) if b.var.id in state.cotangents or b.var.id in state.pending)
         with linearizing(_Transposing(trace)):  # rules may apply linear operations to zeros
             for_each_binding("transpose", reached, state.backward)
         results = [

@@ -4,9 +4,25 @@ of them builds. They nest: an inner transform's definition, evaluated on the out
 transform's tracers, inlines into the outer trace."""
 
 from shax.transforms.autodiff import grad, jvp, linearize, value_and_grad, vjp
+from shax.transforms.grad_graph import GradGraphInfo, autodiff
 from shax.transforms.jit import jit
 from shax.transforms.subgraph import CallSiteInfo, call, call_with_info, subgraph
 from shax.transforms.vmap import vmap
 from shax.transforms.xpr import xpr
 
-__all__ = ["CallSiteInfo", "call", "call_with_info", "subgraph", "grad", "jit", "jvp", "linearize", "value_and_grad", "vjp", "vmap", "xpr"]
+__all__ = [
+    "GradGraphInfo",
+    "autodiff",
+    "CallSiteInfo",
+    "call",
+    "call_with_info",
+    "subgraph",
+    "grad",
+    "jit",
+    "jvp",
+    "linearize",
+    "value_and_grad",
+    "vjp",
+    "vmap",
+    "xpr",
+]

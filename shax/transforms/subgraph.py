@@ -44,16 +44,17 @@ def argument_vars(defn: Definition) -> list[Var | None]:
     return found
 
 
-def position_of(what: str, defn: Definition, key: Any, vars: Sequence[Var | None]) -> int:
-    """The position of `key` (an int, or one of `vars`) among `vars`, or a ShaxValueError."""
+def position_of(what: str, defn: Definition, key: Any, candidates: Sequence[Var | None]) -> int:
+    """The position of `key` (an int, or one of the vars `candidates`), or a ShaxValueError."""
     if isinstance(key, int) and not isinstance(key, bool):
-        if 0 <= key < len(vars):
+        if 0 <= key < len(candidates):
             return key
     elif isinstance(key, Var):
-        for k, v in enumerate(vars):
+        for k, v in enumerate(candidates):
             if v is not None and v.id == key.id:
                 return k
-    raise ShaxValueError(f"{what}: {key!r} is not one of {defn.name}'s {len(vars)} (x{[v and v.id for v in vars]})")
+    shown = ", ".join("-" if v is None else f"x{v.id}" for v in candidates)
+    raise ShaxValueError(f"{what}: {key!r} is none of {defn.name}'s [{shown}] (or their positions)")
 
 
 def _operands(what: str, defn: Definition, args: Sequence[Any], inputs_dict: Mapping[Any, Any] | None) -> list[Any]:
@@ -66,9 +67,9 @@ def _operands(what: str, defn: Definition, args: Sequence[Any], inputs_dict: Map
     if inputs_dict is not None:
         if not isinstance(inputs_dict, Mapping):
             raise ShaxTypeError(f"{what}: inputs_dict must be a mapping, got a {type(inputs_dict).__name__}")
-        vars = argument_vars(defn)
+        arguments = argument_vars(defn)
         for key, value in inputs_dict.items():
-            k = position_of(f"{what}: inputs_dict", defn, key, vars)
+            k = position_of(f"{what}: inputs_dict", defn, key, arguments)
             if slots[k] is not _MISSING:
                 raise ShaxValueError(f"{what}: argument {k} of {defn.name} is given twice")
             slots[k] = value
