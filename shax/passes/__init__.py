@@ -2,7 +2,7 @@
 renumbered x0, x1, and so on. Each module states its pass's contract.
 
     dce, cse, fold_constants, forward_identities, materialize_broadcasts,
-    canonicalize_dot_general, lower_reductions_to_sums_of_slices
+    canonicalize_dot_general, lower_reductions_to_sums_of_slices, inline
     apply_passes(defn, names), cleanup(defn)
     bind_arguments(defn, values)    (not in PASSES: it takes values)
 """
@@ -13,11 +13,12 @@ from shax.passes.cse import cse
 from shax.passes.dce import dce
 from shax.passes.fold_constants import fold_constants
 from shax.passes.forward_identities import forward_identities
+from shax.passes.inline import inline
 from shax.passes.lower_reductions import lower_reductions_to_sums_of_slices
 from shax.passes.materialize_broadcasts import materialize_broadcasts
 from shax.passes.pipeline import CLEANUP, PASSES, apply_passes, cleanup
 
 __all__ = [
     "CLEANUP", "PASSES", "apply_passes", "bind_arguments", "canonicalize_dot_general", "cleanup", "cse", "dce",
-    "fold_constants", "forward_identities", "lower_reductions_to_sums_of_slices", "materialize_broadcasts",
+    "fold_constants", "forward_identities", "inline", "lower_reductions_to_sums_of_slices", "materialize_broadcasts",
 ]  # fmt: skip

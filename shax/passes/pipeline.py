@@ -40,6 +40,7 @@ from shax.passes.cse import cse, cse_key
 from shax.passes.dce import dce, prune_calls
 from shax.passes.fold_constants import fold_constants
 from shax.passes.forward_identities import forward_identities, forwarded, neutral_element
+from shax.passes.inline import inline
 from shax.passes.lower_reductions import lower_reductions_to_sums_of_slices
 from shax.passes.materialize_broadcasts import materialize_broadcasts
 from shax.passes.rewrite import check_input
@@ -54,7 +55,7 @@ PASSES: dict[str, Pass] = {
     p.__name__: p
     for p in (
         dce, cse, fold_constants, forward_identities, materialize_broadcasts, canonicalize_dot_general,
-        lower_reductions_to_sums_of_slices,
+        lower_reductions_to_sums_of_slices, inline,
     )
 }  # fmt: skip
 
