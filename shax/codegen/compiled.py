@@ -87,10 +87,10 @@ def compile_definition(defn: Definition) -> Compiled:
         source = "\n".join([*header, *functions]) + "\n"
         linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
         function = namespace[name]
-        function.shax_source = source  # the source a caller's shows for the calls of it
-    # The functions of the definitions it calls, each once, before it (as printing shows them).
+    # The functions of the definitions it calls (each with its own callees), then its own.
     callees = dict.fromkeys(getattr(v, "shax_source", None) for v in namespace.values() if v is not function)
     shown = "".join(c + "\n" for c in callees if c is not None) + source
+    function.shax_source = shown  # what a caller's source shows for it
     compiled = Compiled(defn, shown, function)
     weakref.finalize(compiled, linecache.cache.pop, filename, None)  # tracebacks show its lines while it lives
     return compiled
