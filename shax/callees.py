@@ -45,7 +45,7 @@ def _cached(defn: Definition, key: Hashable, build: Callable[[], T]) -> T:
     found = entries.get(key)
     if found is None:
         found = entries[key] = build()
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def typed(defn: Definition) -> Definition:

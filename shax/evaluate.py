@@ -13,14 +13,14 @@ numpy methods directly (`shax.rules.evaluate.numpy_rules`), without a check per 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.ir import Binding, Definition
 from shax.location import current_source
-from shax.primitive import Arg
+from shax.primitive import Arg, MultiOutput
 from shax.rules.evaluate import eval_rules, numpy_rules
 from shax.tracer import Tracer
 from shax.types import INTEGERS, TensorType, fits
@@ -59,7 +59,7 @@ def evaluate(defn: Definition, *args: Any) -> list[Any]:
             outputs = groups.get(group)
             if outputs is None:
                 outputs = groups[group] = rules[prim](prim, [env[a.id] for a in binding.args])
-            env[binding.var.id] = outputs[prim.output]
+            env[binding.var.id] = outputs[cast(MultiOutput, prim).output]
         else:
             env[binding.var.id] = rules[prim](prim, [env[a.id] for a in binding.args])
 

@@ -22,7 +22,7 @@ import enum
 import operator
 from collections.abc import Callable, Sequence
 from inspect import getattr_static
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import attrs
 import numpy as np
@@ -147,6 +147,17 @@ class Primitive:
         """An error naming this primitive and its operand types."""
         operands = ", ".join(map(str, operand_types))
         return error(f"{self.name}: {message}" + (f" (operands: {operands})" if operand_types else ""))
+
+
+class MultiOutput(Protocol):
+    """What a `multi_output` primitive has besides a primitive's: which output of how many."""
+
+    output: int
+
+    @property
+    def num_outputs(self) -> int: ...
+
+    def group_key(self) -> Any: ...
 
 
 # primitive class -> the function reading its attrs fields, in order, as a tuple

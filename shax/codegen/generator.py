@@ -26,14 +26,14 @@ import builtins
 import keyword
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import numpy as np
 
 from shax.codegen.chunks import Line, function_sources
 from shax.ir import Binding, Definition, type_of
-from shax.primitive import Arg
+from shax.primitive import Arg, MultiOutput
 from shax.primitives import Broadcast
 from shax.printing import show_array
 from shax.rules.codegen import NAMESPACE, Elementwise, Memory, Operand, Site, codegen_rules, dtype_source, shape_source
@@ -231,7 +231,7 @@ class _Generator:
         self.expr[v] = f"x{v}"
         if self.types[v].rank > 0:
             self.names[self.memory[v]].append(f"x{v}")
-        line = self._line(i, f"x{v}", f"{name}[{prim.output}]", binding, [name])
+        line = self._line(i, f"x{v}", f"{name}[{cast(MultiOutput, prim).output}]", binding, [name])
         assert line is not None, "a line that defines a name"
         if self.group_last[group] == i:
             line = attrs.evolve(line, dels=(*line.dels, name))

@@ -49,10 +49,10 @@ def prune_calls(defn: Definition) -> Definition:
     for b in defn.bindings:
         prim = b.prim
         if isinstance(prim, Call):
-            outputs = tuple(sorted(read[_call_site(b)]))
-            if len(outputs) < prim.num_outputs:
-                callee = pruned(prim.defn, outputs)
-                b = Binding(b.var, Call(callee, outputs.index(prim.output), prim.linear), b.args, b.source)
+            kept = tuple(sorted(read[_call_site(b)]))
+            if len(kept) < prim.num_outputs:
+                callee = pruned(prim.defn, kept)
+                b = Binding(b.var, Call(callee, kept.index(prim.output), prim.linear), b.args, b.source)
         bindings.append(b)
     result = Definition(defn.name, defn.arg_types, tuple(bindings), defn.outputs)
     return mark_well_typed(result) if is_well_typed(defn) else result

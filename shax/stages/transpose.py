@@ -19,14 +19,14 @@ One pass each way: linear time.
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from shax.errors import ShaxError, ShaxTypeError
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, LinearizedDefinition, type_of
-from shax.primitive import Arg, Linearity, Primitive
+from shax.primitive import Arg, Linearity, MultiOutput, Primitive
 from shax.primitives import Constant
 from shax.rules.linearize import linearizing
 from shax.rules.transpose import Linear, check_linear_operands, transpose_rules
@@ -131,16 +131,17 @@ class _State:
             _accumulate(self.arg_cotangents, prim.index, ct)
             return
         if prim.multi_output:
+            outputs = cast(MultiOutput, prim)
             group = _group(binding)
             cts = self.group_cts.setdefault(group, {})
             if ct is not None:
-                cts[prim.output] = ct
+                cts[outputs.output] = ct
             first = self.first[group]
             if binding.var.id != first:
                 self.pending.add(first)
                 return
             del self.group_cts[group]
-            ct = [cts.get(k) for k in range(prim.num_outputs)]
+            ct = [cts.get(k) for k in range(outputs.num_outputs)]
         operands = [self._operand(prim, k, a.id) for k, a in enumerate(binding.args)]
         check_linear_operands(prim, operands)
         operand_cts = transpose_rules[prim](prim, ct, operands)
