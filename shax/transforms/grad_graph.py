@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import attrs
 
@@ -123,6 +123,27 @@ class GradGraphInfo:
             tensor = fwd_call_info.inputs[k]
             found[id(tensor)] = (tensor, g + found[id(tensor)][1] if id(tensor) in found else g)
         return ByIdentity(found.values())
+
+
+@overload
+def autodiff(
+    graph: Definition,
+    grads_provided: Iterable[Any] | None = None,
+    grads_required: Iterable[Any] | None = None,
+    called_graphs_grad_info: Mapping[Definition, GradGraphInfo] | None = None,
+    return_all_grad_graphs: Literal[False] = False,
+) -> GradGraphInfo: ...
+
+
+@overload
+def autodiff(
+    graph: Definition,
+    grads_provided: Iterable[Any] | None = None,
+    grads_required: Iterable[Any] | None = None,
+    called_graphs_grad_info: Mapping[Definition, GradGraphInfo] | None = None,
+    *,
+    return_all_grad_graphs: Literal[True],
+) -> list[GradGraphInfo]: ...
 
 
 def autodiff(
