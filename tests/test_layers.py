@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("shax.passes",),
     ("shax.stages",),
     ("shax.codegen",),
+    ("shax.callees",),
     ("shax.transforms",),
     ("shax.explain", "shax.cli", "shax.optimizers", "shax.numpy", "shax.nn", "shax"),
 ]  # fmt: skip
