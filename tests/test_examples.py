@@ -22,3 +22,13 @@ def test_embedding_mlp_learns_the_hidden_groups() -> None:
     loss, accuracy = main(epochs=10, log=None)
     assert loss < 0.1 * math.log(3)
     assert accuracy > 0.95
+
+
+def test_popxl_linear_prints_the_graphs_and_the_main_program_calling_them() -> None:
+    main = load_function(f"{EXAMPLES / 'popxl_linear.py'}:main")
+    printed: list[str] = []
+    y, grads_x, grads_w, grads_b = main(log=printed.append)
+    text = "\n".join(printed)
+    assert "def linear(" in text and "def dlineart(" in text
+    assert "call linear x0 x1 x2" in text and "call dlineart[2] x4 x0 x1" in text
+    assert (grads_b == 2).all()  # the bias's gradient: the seed of ones summed over the 2 rows

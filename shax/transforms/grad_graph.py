@@ -5,15 +5,17 @@
     activations = info.inputs_dict(fwd)
     dx, dw, db = shax.call(info.graph, seed, inputs_dict=activations)
 
-`info.graph`, the gradient graph, takes the cotangents of the provided outputs first,
-then `expected_inputs`: values of the forward graph its derivative reads (activations).
-It returns the gradients of `expected_outputs`, the required arguments, in order.
+`info.graph`, the gradient graph, takes the cotangents of the provided outputs first
+(in the order `grads_provided` lists them), then `expected_inputs`: the values of the
+forward graph its derivative reads (activations; only those it reads). It returns the
+gradients of `expected_outputs`, the required arguments, in the order listed.
 
 PopXL mutates the forward graph so that it also outputs those activations. A shax
-definition is a value, so `info.forward_graph` is the forward graph as autodiff leaves
-it: a new definition returning the original's outputs, then the activations, whose
-vars `expected_inputs` are. `inputs_dict(fwd_call_info)` re-points that call site to it
-(so the forward pass runs once) and reads the activations off it.
+definition is a value, so `info.original_graph` is the definition autodiff was given
+and `info.forward_graph` the forward graph as autodiff leaves it: a new definition
+returning the original's outputs, then the activations, whose vars `expected_inputs`
+are (its argument vars are the original's). `inputs_dict(fwd_call_info)` re-points
+that call site to it (so the forward pass runs once) and reads the activations off it.
 
 A definition's gradient graph with every output provided and every float argument
 required is the one its calls use (`shax.callees`): built once per definition, and
@@ -24,8 +26,9 @@ returns those of every definition it differentiated.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Literal, overload
 
 import attrs
 
@@ -37,10 +40,8 @@ from shax.location import current_source
 from shax.passes import cleanup
 from shax.primitives import Arg, Call
 from shax.printing import called_definitions
-from shax.rules.linearize import Zero
 from shax.stages import linearize, transpose
-from shax.stages.linearize import definition_of, zeros_in
-from shax.tracer import Tracer, apply, new_trace
+from shax.tracer import Tracer, apply
 from shax.transforms.subgraph import CallSiteInfo, argument_vars, position_of, typed_callee
 from shax.well_typed import mark_well_typed
 
@@ -69,6 +70,7 @@ class GradGraphInfo:
     """PopXL's `GradGraphInfo`: a gradient graph and how to call it."""
 
     graph: Definition
+    original_graph: Definition  # the (typed) definition autodiff was given
     forward_graph: Definition
     expected_inputs: tuple[Var, ...]  # vars of forward_graph, the gradient graph's inputs after the cotangents
     expected_outputs: tuple[Var, ...]  # argument vars of forward_graph whose gradients `graph` returns
@@ -89,10 +91,10 @@ class GradGraphInfo:
             message = f"inputs_dict: expected the CallSiteInfo of a call (shax.call_with_info), got {site!r}"
             raise at(ShaxTypeError(message), current_source())
         forward, n = self.forward_graph, self.num_outputs
-        if site.called_graph is not forward and (
-            site.called_graph.arg_types != forward.arg_types or len(site.called_graph.outputs) != n
-        ):
-            message = f"inputs_dict: that call site calls {site.called_graph.name}, not {forward.name}'s forward graph"
+        if site.called_graph is not forward and site.called_graph is not self.original_graph:
+            message = (
+                f"inputs_dict: that call site calls {site.called_graph.name}, not the {forward.name} differentiated"
+            )
             raise at(ShaxValueError(message), current_source())
         tracers = [o for o in site.inputs if isinstance(o, Tracer)]
         if not tracers:
@@ -112,10 +114,36 @@ class GradGraphInfo:
         self, fwd_call_info: CallSiteInfo, grad_call_info: CallSiteInfo
     ) -> ByIdentity:
         """Each of the forward call site's inputs that has a gradient -> that gradient at
-        the gradient call site (keyed by the caller's tensors themselves)."""
-        positions = [position_of("autodiff", self.forward_graph, v, argument_vars(self.forward_graph))
-                     for v in self.expected_outputs]  # fmt: skip
-        return ByIdentity((fwd_call_info.inputs[k], g) for k, g in zip(positions, grad_call_info.outputs, strict=True))
+        the gradient call site (keyed by the caller's tensors themselves; a tensor passed
+        as several arguments gets the sum of their gradients)."""
+        arguments = argument_vars(self.forward_graph)
+        positions = [position_of("autodiff", self.forward_graph, v, arguments) for v in self.expected_outputs]
+        found: dict[int, tuple[Any, Any]] = {}
+        for k, g in zip(positions, grad_call_info.outputs, strict=True):
+            tensor = fwd_call_info.inputs[k]
+            found[id(tensor)] = (tensor, g + found[id(tensor)][1] if id(tensor) in found else g)
+        return ByIdentity(found.values())
+
+
+@overload
+def autodiff(
+    graph: Definition,
+    grads_provided: Iterable[Any] | None = None,
+    grads_required: Iterable[Any] | None = None,
+    called_graphs_grad_info: Mapping[Definition, GradGraphInfo] | None = None,
+    return_all_grad_graphs: Literal[False] = False,
+) -> GradGraphInfo: ...
+
+
+@overload
+def autodiff(
+    graph: Definition,
+    grads_provided: Iterable[Any] | None = None,
+    grads_required: Iterable[Any] | None = None,
+    called_graphs_grad_info: Mapping[Definition, GradGraphInfo] | None = None,
+    *,
+    return_all_grad_graphs: Literal[True],
+) -> list[GradGraphInfo]: ...
 
 
 def autodiff(
@@ -135,6 +163,10 @@ def autodiff(
         for k in required or ():
             if not defn.arg_types[k].dtype.is_float:
                 raise ShaxTypeError(f"autodiff: argument {k} of {defn.name} is a {defn.arg_types[k]}, not a float")
+        output_types = defn.output_types()
+        for k in provided or ():
+            if not output_types[k].dtype.is_float:
+                raise ShaxTypeError(f"autodiff: output {k} of {defn.name} is a {output_types[k]}, not a float")
         for called, info in (called_graphs_grad_info or {}).items():
             _install("autodiff: called_graphs_grad_info", called, info)
         info = _grad_graph(defn, provided, required)
@@ -165,8 +197,8 @@ def _install(what: str, called: Any, info: Any) -> None:
             f"{what}: expected a GradGraphInfo of every output and float argument (from shax.autodiff), got {info!r}"
         )
     defn = typed_callee(what, called)
-    if info.linearized.primal.arg_types != defn.arg_types or info.num_outputs != len(defn.outputs):
-        raise ShaxValueError(f"{what}: that GradGraphInfo is for {info.forward_graph.name}, not for {defn.name}")
+    if info.original_graph is not defn:
+        raise ShaxValueError(f"{what}: that GradGraphInfo is for {info.original_graph.name}, not for {defn.name}")
     callees.install(defn, info.linearized, info.graph)
 
 
@@ -177,37 +209,61 @@ def _grad_graph(defn: Definition, provided: list[int] | None, required: list[int
         lin = callees.derivative(defn)
         graph = callees.transposed(lin.linear, len(callees.wrt(defn)))
         wrt = list(callees.wrt(defn))
+        forward = _with_arguments_of(lin.primal, defn)
     else:
         wrt = list(callees.wrt(defn)) if required is None else required
         linearized = linearize(defn, wrt)
-        lin = LinearizedDefinition(cleanup(linearized.primal), cleanup(linearized.linear), linearized.num_residuals)
+        linear = cleanup(linearized.linear)
+        if provided is not None:  # the tangents of the provided outputs only: their cotangents, transposed
+            outputs = tuple(linear.outputs[k] for k in provided)
+            linear = cleanup(mark_well_typed(Definition(linear.name, linear.arg_types, linear.bindings, outputs)))
+        lin = LinearizedDefinition(cleanup(linearized.primal), linear, linearized.num_residuals)
         graph = cleanup(transpose(lin).linear)
-        if provided is not None and provided != list(range(n)):
-            graph = _provided_only(graph, provided, n)
-    forward = _reading_every_argument(lin.primal)
+        cts = len(lin.linear.outputs)
+        graph, read = _reading_only(graph, cts)
+        primal = lin.primal
+        kept = Definition(
+            primal.name, primal.arg_types, primal.bindings, (*primal.outputs[:n], *read(primal.outputs[n:]))
+        )
+        forward = _with_arguments_of(cleanup(mark_well_typed(kept)), defn)
     expected_inputs = tuple(forward.outputs[n:])
     forward_args = argument_vars(forward)
-    expected_outputs = tuple(v for v in (forward_args[k] for k in wrt) if v is not None)
-    return GradGraphInfo(graph, forward, expected_inputs, expected_outputs, n, lin if everything else None)
+    expected_outputs = tuple(v for v in (forward_args[k] for k in wrt) if v is not None)  # every one
+    return GradGraphInfo(graph, defn, forward, expected_inputs, expected_outputs, n, lin if everything else None)
 
 
-def _reading_every_argument(defn: Definition) -> Definition:
-    """`defn` with an `arg` binding for each argument (a var to name it by, read or not)."""
-    missing = [k for k, v in enumerate(argument_vars(defn)) if v is None]
-    if not missing:
+def _reading_only(graph: Definition, cts: int) -> tuple[Definition, Callable[[Sequence[Var]], list[Var]]]:
+    """`graph` without the activations it does not read (its arguments after the `cts`
+    cotangents), and which of a list of activations it still takes."""
+    arguments = argument_vars(graph)
+    kept = [k for k in range(cts, len(arguments)) if arguments[k] is not None]
+    if len(kept) == len(arguments) - cts:
+        return graph, list
+    index = {k: j for j, k in enumerate([*range(cts), *kept])}
+    bindings = tuple(
+        Binding(b.var, Arg(index[b.prim.index]), ()) if isinstance(b.prim, Arg) else b for b in graph.bindings
+    )
+    types = tuple(graph.arg_types[k] for k in index)
+    pruned = mark_well_typed(Definition(graph.name, types, bindings, graph.outputs))
+    return pruned, lambda activations: [activations[k - cts] for k in kept]
+
+
+def _with_arguments_of(defn: Definition, original: Definition) -> Definition:
+    """`defn` (the same arguments as `original`) reading each argument into the var
+    `original` reads it into, and every argument into some var (to name it by)."""
+    names, read = argument_vars(original), argument_vars(defn)
+    if all(v is not None and (name is None or v.id == name.id) for v, name in zip(read, names)):
         return defn
-    fresh = 1 + max((b.var.id for b in defn.bindings), default=-1)
-    reads = tuple(Binding(Var(fresh + j, defn.arg_types[k]), Arg(k), ()) for j, k in enumerate(missing))
-    return mark_well_typed(Definition(defn.name, defn.arg_types, reads + defn.bindings, defn.outputs))
-
-
-def _provided_only(graph: Definition, provided: list[int], n: int) -> Definition:
-    """`graph` taking the cotangents of the `provided` outputs only (the others zero)."""
-    ct_types = graph.arg_types[:n]
-    rest = graph.arg_types[n:]
-    with new_trace([*(ct_types[k] for k in provided), *rest]) as trace:
-        given = dict(zip(provided, trace.args))
-        cts = [given[k] if k in given else zeros_in(trace, ct_types[k]) for k in range(n)]
-        results = evaluate(graph, *cts, *trace.args[len(provided) :])
-    assert not any(isinstance(r, Zero) for r in results)
-    return cleanup(definition_of(graph.name, [*(ct_types[k] for k in provided), *rest], results))
+    fresh = itertools.count(1 + max((b.var.id for b in (*original.bindings, *defn.bindings)), default=-1))
+    chosen = [name.id if name is not None else next(fresh) for name in names]
+    bindings = [
+        Binding(Var(chosen[k], t), Arg(k), ()) for k, (t, v) in enumerate(zip(defn.arg_types, read)) if v is None
+    ]
+    renamed: dict[int, Var] = {}  # var id in defn -> its var in the result
+    for b in defn.bindings:
+        prim = b.prim
+        first_read = isinstance(prim, Arg) and b.var is read[prim.index]
+        renamed[b.var.id] = Var(chosen[prim.index] if isinstance(prim, Arg) and first_read else next(fresh), b.var.type)
+        bindings.append(Binding(renamed[b.var.id], b.prim, tuple(renamed[a.id] for a in b.args), b.source))
+    outputs = tuple(Var(renamed[v.id].id, v.type) for v in defn.outputs)
+    return mark_well_typed(Definition(defn.name, defn.arg_types, tuple(bindings), outputs))
