@@ -16,7 +16,7 @@ from strategies import Program, programs
 import shax
 from shax import primitives as P
 from shax.ir import Definition
-from shax.printing import show_binding
+from shax.printing import called_definitions, show_binding
 from shax.stages import check_types, infer_types
 from shax.types import DType, TensorType, f32, f64
 
@@ -97,14 +97,9 @@ def test_bindings_are_numbered_in_order_and_hash_consed(program: Program) -> Non
 BINDING_LINE = re.compile(r"^(  let |      )(x(\d+)( :: (\S+\[[^\]]*\]))? = .*)$")
 
 
-@pytest.mark.parametrize("typed", [False, True], ids=["untyped", "typed"])
-@given(data=st.data())
-def test_printing_shows_every_binding(typed: bool, data: st.DataObject) -> None:
-    program = data.draw(programs(), label="program")
-    defn = traced(program)
-    if typed:
-        defn = infer_types(defn)
-    lines = str(defn).split("\n")
+def check_printed(text: str, defn: Definition) -> None:
+    """`text` shows `defn`'s header, every binding (with its type, if typed) and its outputs."""
+    lines = text.split("\n")
     n = len(defn.arg_types)
     header, body, last = lines[:n], lines[n : len(lines) - 1], lines[-1]
     assert header[0].startswith(f"def {defn.name}(") and header[-1].endswith(") =")
@@ -117,15 +112,32 @@ def test_printing_shows_every_binding(typed: bool, data: st.DataObject) -> None:
         assert match is not None, line
         assert match.group(2) == show_binding(binding)
         assert int(match.group(3)) == binding.var.id
-        if typed:
+        if defn.is_typed:
             assert TensorType.parse(match.group(5)) == binding.var.type
     assert last == "  in [" + ", ".join(f"x{v.id}" for v in defn.outputs) + "]"
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["untyped", "typed"])
+@given(data=st.data())
+def test_printing_shows_every_binding(typed: bool, data: st.DataObject) -> None:
+    """Every definition it calls first (each once, callees before callers), then it."""
+    program = data.draw(programs(), label="program")
+    defn = traced(program)
+    if typed:
+        defn = infer_types(defn)
+    blocks = re.split(r"\n(?=def )", str(defn))
+    shown = [*called_definitions(defn), defn]
+    assert len(blocks) == len(shown)
+    for text, d in zip(blocks, shown):
+        check_printed(text, d)
 
 
 @given(programs(max_args=2, max_outputs=1, max_steps=4))
 def test_program_repr_lists_the_steps(program: Program) -> None:
     lines = repr(program).splitlines()
     assert 1 <= len(program.arg_types) <= 2 and len(program.outputs) == 1 and len(program.steps) <= 4
-    assert len(lines) == len(program.steps) + 2
+    callee_lines = [line for callee in program.callees for line in callee.show()]
+    assert lines[1 : 1 + len(callee_lines)] == callee_lines
+    assert len(lines) == len(callee_lines) + len(program.steps) + 2
     assert lines[0].startswith("Program(" + ", ".join(map(str, program.arg_types)) + ")")
     assert lines[-1] == f"  return v{program.outputs[0]}"
