@@ -85,15 +85,8 @@ class GradGraphInfo:
         return dict(zip(keys, activations))
 
     def _activations(self, site: CallSiteInfo) -> list[Any]:
-        if not isinstance(site, CallSiteInfo):
-            message = f"inputs_dict: expected the CallSiteInfo of a call (shax.call_with_info), got {site!r}"
-            raise at(ShaxTypeError(message), current_source())
         forward, n = self.forward_graph, self.num_outputs
-        if site.called_graph is not forward and (
-            site.called_graph.arg_types != forward.arg_types or len(site.called_graph.outputs) != n
-        ):
-            message = f"inputs_dict: that call site calls {site.called_graph.name}, not {forward.name}'s forward graph"
-            raise at(ShaxValueError(message), current_source())
+        _expect_site("inputs_dict", site, forward, n, "forward graph")
         tracers = [o for o in site.inputs if isinstance(o, Tracer)]
         if not tracers:
             return evaluate(forward, *site.inputs)[n:]
@@ -106,6 +99,8 @@ class GradGraphInfo:
 
     def fwd_graph_ins_to_grad_parent_outs(self, grad_call_info: CallSiteInfo) -> dict[Var, Any]:
         """Each required argument var of the forward graph -> its gradient at that call of `graph`."""
+        what = "fwd_graph_ins_to_grad_parent_outs"
+        _expect_site(what, grad_call_info, self.graph, len(self.expected_outputs), "gradient graph")
         return dict(zip(self.expected_outputs, grad_call_info.outputs, strict=True))
 
     def fwd_parent_ins_to_grad_parent_outs(
@@ -113,9 +108,24 @@ class GradGraphInfo:
     ) -> ByIdentity:
         """Each of the forward call site's inputs that has a gradient -> that gradient at
         the gradient call site (keyed by the caller's tensors themselves)."""
+        what = "fwd_parent_ins_to_grad_parent_outs"
+        _expect_site(what, fwd_call_info, self.forward_graph, self.num_outputs, "forward graph")
+        _expect_site(what, grad_call_info, self.graph, len(self.expected_outputs), "gradient graph")
         positions = [position_of("autodiff", self.forward_graph, v, argument_vars(self.forward_graph))
                      for v in self.expected_outputs]  # fmt: skip
         return ByIdentity((fwd_call_info.inputs[k], g) for k, g in zip(positions, grad_call_info.outputs, strict=True))
+
+
+def _expect_site(what: str, site: Any, graph: Definition, num_outputs: int, role: str) -> None:
+    """`site` is a CallSiteInfo of `graph` (or of a definition of its argument types and
+    `num_outputs` outputs: the original of a forward graph), or a ShaxError at the user's line."""
+    if not isinstance(site, CallSiteInfo):
+        message = f"{what}: expected the CallSiteInfo of a call (shax.call_with_info), got {type(site).__name__}"
+        raise at(ShaxTypeError(message), current_source())
+    called = site.called_graph
+    if called is not graph and (called.arg_types != graph.arg_types or len(called.outputs) != num_outputs):
+        message = f"{what}: that call site calls {called.name}, not {graph.name}'s {role}"
+        raise at(ShaxValueError(message), current_source())
 
 
 def autodiff(

@@ -113,13 +113,17 @@ class CallSiteInfo:
 
     def graph_to_parent(self, var: Var) -> Any:
         """The caller's value for an argument var or output var of the called definition."""
+        if not isinstance(var, Var):
+            message = f"graph_to_parent: expected a var of {self.called_graph.name}, got {type(var).__name__}"
+            raise at(ShaxTypeError(message), current_source())
         for k, v in enumerate(argument_vars(self.called_graph)):
             if v is not None and v.id == var.id:
                 return self.inputs[k]
         for k, v in enumerate(self.called_graph.outputs):
             if v.id == var.id:
                 return self.outputs[k]
-        raise at(ShaxValueError(f"{var!r} is neither an argument nor an output of {self.called_graph.name}"), None)
+        message = f"graph_to_parent: {var!r} is neither an argument nor an output of {self.called_graph.name}"
+        raise at(ShaxValueError(message), current_source())
 
 
 def call_with_info(defn: Definition, *args: Any, inputs_dict: Mapping[Any, Any] | None = None) -> CallSiteInfo:
