@@ -16,7 +16,7 @@ from strategies import Program, programs
 import shax
 from shax import primitives as P
 from shax.ir import Definition
-from shax.printing import called_definitions, show_binding
+from shax.printing import called_definitions, show_binding, shown_names
 from shax.stages import check_types, infer_types
 from shax.types import DType, TensorType, f32, f64
 
@@ -97,12 +97,13 @@ def test_bindings_are_numbered_in_order_and_hash_consed(program: Program) -> Non
 BINDING_LINE = re.compile(r"^(  let |      )(x(\d+)( :: (\S+\[[^\]]*\]))? = .*)$")
 
 
-def check_printed(text: str, defn: Definition) -> None:
-    """`text` shows `defn`'s header, every binding (with its type, if typed) and its outputs."""
+def check_printed(text: str, defn: Definition, names: dict[int, str]) -> None:
+    """`text` shows `defn`'s header, every binding (with its type, if typed) and its
+    outputs; definitions are named as `names` (by identity) says."""
     lines = text.split("\n")
     n = len(defn.arg_types)
     header, body, last = lines[:n], lines[n : len(lines) - 1], lines[-1]
-    assert header[0].startswith(f"def {defn.name}(") and header[-1].endswith(") =")
+    assert header[0].startswith(f"def {names[id(defn)]}(") and header[-1].endswith(") =")
     for k, (line, t) in enumerate(zip(header, defn.arg_types)):
         shown = line.split(f"arg{k} :: ", 1)[1].removesuffix(", ").removesuffix(") =")
         assert TensorType.parse(shown) == t
@@ -110,7 +111,7 @@ def check_printed(text: str, defn: Definition) -> None:
     for line, binding in zip(body, defn.bindings):
         match = BINDING_LINE.match(line)
         assert match is not None, line
-        assert match.group(2) == show_binding(binding)
+        assert match.group(2) == show_binding(binding, names)
         assert int(match.group(3)) == binding.var.id
         if defn.is_typed:
             assert TensorType.parse(match.group(5)) == binding.var.type
@@ -126,10 +127,12 @@ def test_printing_shows_every_binding(typed: bool, data: st.DataObject) -> None:
     if typed:
         defn = infer_types(defn)
     blocks = re.split(r"\n(?=def )", str(defn))
-    shown = [*called_definitions(defn), defn]
-    assert len(blocks) == len(shown)
-    for text, d in zip(blocks, shown):
-        check_printed(text, d)
+    callees = called_definitions(defn)
+    names = shown_names(defn, callees)
+    assert len(set(names.values())) == len(names), "two definitions shown by one name"
+    assert len(blocks) == len(callees) + 1
+    for text, d in zip(blocks, [*callees, defn]):
+        check_printed(text, d, names)
 
 
 @given(programs(max_args=2, max_outputs=1, max_steps=4))
