@@ -145,6 +145,9 @@ def autodiff(
         for k in required or ():
             if not defn.arg_types[k].dtype.is_float:
                 raise ShaxTypeError(f"autodiff: argument {k} of {defn.name} is a {defn.arg_types[k]}, not a float")
+        if called_graphs_grad_info is not None and not isinstance(called_graphs_grad_info, Mapping):
+            message = f"called_graphs_grad_info must map definitions to GradGraphInfos, got {called_graphs_grad_info!r}"
+            raise ShaxTypeError(f"autodiff: {message}")
         for called, info in (called_graphs_grad_info or {}).items():
             _install("autodiff: called_graphs_grad_info", called, info)
         info = _grad_graph(defn, provided, required)
