@@ -164,11 +164,17 @@ def _positions(
 ) -> list[int] | None:
     if given is None:
         return None
-    if isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
+    items = None
+    if not isinstance(given, (str, bytes)):
+        try:
+            items = list(given)
+        except TypeError:  # not iterable (a 0-d array's iterator says so only when asked)
+            pass
+    if items is None:
         raise ShaxTypeError(f"autodiff: {what} must be a list of vars or positions, got {given!r}")
-    positions = [position_of(f"autodiff: {what}", defn, g, vars) for g in given]
+    positions = [position_of(f"autodiff: {what}", defn, g, vars) for g in items]
     if len(set(positions)) != len(positions):
-        raise ShaxValueError(f"autodiff: {what} lists a tensor twice: {list(given)}")
+        raise ShaxValueError(f"autodiff: {what} lists a tensor twice: {items}")
     return positions
 
 
