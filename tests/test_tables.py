@@ -97,9 +97,8 @@ def test_primitive_declares_name_linearity_arity(prim: type[P.Primitive]) -> Non
     if not prim.variadic:
         assert all(isinstance(operand, P.Linearity) for operand in prim.linearity)
         assert prim.arity == len(prim.linearity)
-        return
-    ops = operations(prim)
-    assert {is_linear(op.operand_linearity) for op in ops} == {False, True}, "linear and nonlinear operations"
+    ops = operations(prim) if prim.variadic else []
+    assert ops or not prim.variadic, "a variadic primitive's spec row makes operations of it"
     for op in ops:
         assert all(isinstance(operand, P.Linearity) for operand in op.operand_linearity)
         assert op.arity == len(op.operand_linearity)
