@@ -109,9 +109,15 @@ def show_binding(binding: Binding, names: dict[int, str] | None = None) -> str:
 
 def show_definition(defn: Definition) -> str:
     """`defn` in the original's format, after every definition it calls (each once,
-    callees before their callers; two different callees of one name are told apart
-    by a suffix: `linear`, `linear_1`)."""
+    callees before their callers, named as `shown_names` says)."""
     callees = called_definitions(defn)
+    names = shown_names(defn, callees)
+    return "\n".join(_show_one(d, names[id(d)], names) for d in [*callees, defn])
+
+
+def shown_names(defn: Definition, callees: list[Definition]) -> dict[int, str]:
+    """id(definition) -> its printed name, for `defn` and its `callees`: two different
+    callees of one name are told apart by a suffix (`linear`, `linear_1`)."""
     names: dict[int, str] = {id(defn): defn.name}
     taken = {defn.name}
     for callee in callees:
@@ -121,7 +127,7 @@ def show_definition(defn: Definition) -> str:
             name = f"{callee.name}_{n}"
         taken.add(name)
         names[id(callee)] = name
-    return "\n".join(_show_one(d, names[id(d)], names) for d in [*callees, defn])
+    return names
 
 
 def called_definitions(defn: Definition) -> list[Definition]:

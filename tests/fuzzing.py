@@ -68,6 +68,11 @@ F_JVP = shax.linearize(pair, X, Y)[1]
 EXPLANATION = shax.explain(loss, f32[3])
 COMPILED = compile_definition(PAIR)
 MEDIUM = f"{ROOT / 'examples' / 'medium.py'}:medium"
+# A call site of PAIR on values, and PAIR's gradient graph (PopXL's autodiff) called there.
+PAIR_ARGS = [b.var for b in PAIR.bindings if b.prim.name == "arg"]  # x, then y
+CALL_INFO = shax.call_with_info(PAIR, X, Y)
+GRAD_INFO = shax.autodiff(PAIR)
+GRAD_CALL_INFO = shax.call_with_info(GRAD_INFO.graph, Y, inputs_dict=GRAD_INFO.inputs_dict(CALL_INFO))
 
 
 # Bad values -------------------------------------------------------------------------------
@@ -101,6 +106,7 @@ SCALARS = st.one_of(
 )
 SHAX_VALUES = st.sampled_from(
     [f32[3], f64[2, 3], i32[()], "f32[3]", "f32[", DEFN, TYPED, LIN, TRANSPOSED, shax.f32, lambda *args: None]
+    + [PAIR_ARGS[0], CALL_INFO, GRAD_INFO, GRAD_INFO.graph]
 )
 LEAVES = st.one_of(SCALARS, ARRAYS, SHAX_VALUES)
 BAD = st.recursive(

@@ -31,7 +31,9 @@ from typing import Any
 import attrs
 import numpy as np
 
+import shax
 from shax import primitives as P
+from shax.ir import Definition
 from shax.types import DTYPES, INTEGERS, DType, TensorType, bool_, f32, f64, i32, u8
 from typeclasses import (
     abs,
@@ -182,6 +184,11 @@ class Spec:
             for domain, shape, d in zip(self.domains, case.shapes, self.operand_dtypes(dtype), strict=True)
         )
 
+    def operation(self, case: Case, dtype: DType) -> P.Primitive:
+        """The primitive `case` applies at `dtype`: a variadic one's arity and linearity are its own."""
+        defn = shax.trace(case.apply, *self.arg_types(case, dtype))
+        return next(b.prim for b in defn.bindings if b.var.id == defn.outputs[0].id)
+
 
 FLOATS = (f32, f64)
 NUMBERS = (f32, f64, *INTEGERS)
@@ -208,6 +215,36 @@ def binary(
         Case("scalar_lhs", function, ((), (2, 3))),
     )
     return Spec(prim, cases, domains, dtypes)
+
+
+# Called definitions by (function, argument types): a call holds its callee by identity,
+# so each is traced once, as a user's typed Definition would be.
+_callees: dict[tuple[Callable[..., Any], tuple[TensorType, ...]], Definition] = {}
+
+
+def _callee(function: Callable[..., Any], types: tuple[TensorType, ...]) -> Definition:
+    key = (function, types)
+    if key not in _callees:
+        _callees[key] = shax.stages.infer_types(shax.trace(function, *types))
+    return _callees[key]
+
+
+def _sin_times(x: Any, y: Any) -> tuple[Any, Any]:
+    s = sin(x)
+    return mul(s, y), sub(s, y)
+
+
+def calling(function: Callable[..., Any], output: int) -> Callable[..., Any]:
+    """`call f[output]` of `function`'s typed definition at the operands' shapes. It takes
+    floats: operands of another dtype meet the f64 definition, which the call rejects."""
+
+    def apply(*operands: Any) -> Any:
+        types = [o.type if isinstance(o, shax.Tracer) else TensorType.of(o) for o in operands]
+        declared = tuple(t if t.dtype.is_float else TensorType(f64, t.shape) for t in types)
+        return shax.call(_callee(function, declared), *operands)[output]
+
+    apply.__name__ = f"call_{function.__name__.strip('_')}_{output}"
+    return apply
 
 
 # Static parameters of the large constant: more than SMALL_CONSTANT elements, printed elided.
@@ -441,6 +478,18 @@ ROWS: list[Spec] = [
         ),
         (REAL, REAL),
         NO_BOOL,
+    ),
+    # A definition returning (sin x · y, sin x − y), called: each case reads one output.
+    Spec(
+        P.Call,
+        (
+            Case("output0", calling(_sin_times, 0), ((2, 3), (2, 3))),
+            Case("output1", calling(_sin_times, 1), ((2, 3), (2, 3))),
+            Case("broadcast_rhs", calling(_sin_times, 0), ((2, 3), (3,))),
+            Case("scalar", calling(_sin_times, 1), ((), ())),
+        ),
+        (REAL, REAL),
+        FLOATS,
     ),
 ]
 

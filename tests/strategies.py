@@ -15,8 +15,16 @@ and numpy constants on either side, `broadcast`, `reshape`, `transpose`, `slice`
 `pad`, `reduce_sum`, `reduce_prod`, `reduce_max`, `reduce_min`, `dot`/`@` and
 `dot_general` (batch and contracting axes, or none), `select` on predicates built
 with `eq`, `argmax`/`argmin`/`argsort` cast back to the float dtype, `sort`, `gather`, `scatter_add`,
-`scatter` and `x[...]` at constant index arrays. It returns 1-2 of its values (a tuple
-when two). Shapes are small (at most `MAX_SIZE` elements, axes of size 1-3).
+`scatter` and `x[...]` at constant index arrays, and calls (below). It returns 1-2 of
+its values (a tuple when two). Shapes are small (at most `MAX_SIZE` elements, axes of
+size 1-3).
+
+A call step reads one output of a `Callee`: a generated sub-program of 1-2 values of
+the program, returning 1-2 of its values (maybe an argument, unchanged), run as a
+`@shax.subgraph` function or by `shax.call` of its traced definition (typed, or
+untyped). A callee may be called again at later steps, on the same values (another of
+its outputs: the same call) or on others of the same shapes, and a callee's steps may
+call callees themselves (nesting, up to `MAX_CALL_DEPTH`).
 
 Values stay finite and moderate: each value carries a bound on its magnitude,
 functions with restricted domains only see safe arguments (`log(v * v + 1.0)`,
@@ -26,10 +34,13 @@ operations are used (no `abs`, `signum`, `min`, `max`, `reduce_max`, `reduce_min
 `select`/`eq`), for
 comparisons against finite differences.
 
-`repr(program)` lists the steps, e.g.
+`repr(program)` lists the callees, then the steps, e.g.
 
     Program(f64[2, 3], f64[3]) with args drawn
-      v2 = sin(v0)
+      subgraph g0(v0 :: f64[2, 3]) =
+        v1 = sin(v0)
+        return v1, v0
+      v2 = g0(v0)[0]
       v3 = broadcast(v1, dims=[1], shape=[2, 3])
       v4 = v2 * v3
       return v4
@@ -48,7 +59,9 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import shax
 import shax.numpy as snp
+from shax.stages import infer_types
 from shax.types import DType, TensorType, f32, f64
 from typeclasses import (
     arccos,
@@ -117,6 +130,8 @@ Shape = tuple[int, ...]
 MAX_SIZE = 36  # elements per value
 MAX_BOUND = 1e4  # on |element| of every value
 ARG_BOUND = 2.0  # arguments are drawn from [-ARG_BOUND, ARG_BOUND]
+MAX_CALL_DEPTH = 2  # a program calls callees, whose steps call callees, whose steps call none
+MAX_CALLEE_STEPS = 4
 
 
 @attrs.frozen
@@ -146,12 +161,12 @@ class Program:
     args: tuple[np.ndarray, ...] = attrs.field(eq=False)
     steps: tuple[Step, ...]
     outputs: tuple[int, ...]
+    callees: tuple[Callee, ...] = ()  # every callee its steps (or its callees' steps) call
 
     def __repr__(self) -> str:
-        n = len(self.arg_types)
         lines = [f"Program({', '.join(map(str, self.arg_types))}) with args {[a.tolist() for a in self.args]}"]
-        lines += [f"  v{n + k} = {step.show()}" for k, step in enumerate(self.steps)]
-        lines.append("  return " + ", ".join(f"v{k}" for k in self.outputs))
+        lines += [line for callee in self.callees for line in callee.show()]
+        lines += _show_steps(len(self.arg_types), self.steps, self.outputs, "  ")
         return "\n".join(lines)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
@@ -159,7 +174,14 @@ class Program:
         printer.text(repr(self))
 
 
-def compile_program(num_args: int, steps: Sequence[Step], outputs: Sequence[int]) -> Callable[..., Any]:
+def _show_steps(num_args: int, steps: Sequence[Step], outputs: Sequence[int], indent: str) -> list[str]:
+    lines = [f"{indent}v{num_args + k} = {step.show()}" for k, step in enumerate(steps)]
+    return [*lines, f"{indent}return " + ", ".join(f"v{k}" for k in outputs)]
+
+
+def compile_program(
+    num_args: int, steps: Sequence[Step], outputs: Sequence[int], name: str = "program"
+) -> Callable[..., Any]:
     """The plain Python function that runs `steps` on `num_args` positional arguments."""
     steps, outputs = tuple(steps), tuple(outputs)
 
@@ -174,6 +196,7 @@ def compile_program(num_args: int, steps: Sequence[Step], outputs: Sequence[int]
 
     parameters = [inspect.Parameter(f"v{k}", inspect.Parameter.POSITIONAL_ONLY) for k in range(num_args)]
     program.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    program.__name__ = program.__qualname__ = name
     return program
 
 
@@ -673,40 +696,169 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
 }
 
 
+# Calls --------------------------------------------------------------------------------
+
+
+@attrs.frozen(repr=False)
+class Callee:
+    """A generated sub-program that programs call: over values like `params` (each call's
+    operands have their shapes and bounds at most theirs), computing `steps`, returning
+    the values `outputs` (bounded by `results`). `function(*operands)` is the tuple of its
+    outputs: as a `@shax.subgraph` function (`kind` "subgraph") or `shax.call` of its
+    traced definition ("call": typed, "untyped")."""
+
+    name: str
+    kind: str
+    params: tuple[Value, ...]
+    steps: tuple[Step, ...]
+    outputs: tuple[int, ...]
+    results: tuple[Value, ...]
+    function: Callable[..., tuple[Any, ...]] = attrs.field(eq=False)
+
+    def show(self) -> list[str]:
+        params = ", ".join(f"v{k} :: {list(p.shape)}" for k, p in enumerate(self.params))
+        return [
+            f"  {self.kind} {self.name}({params}) =",
+            *_show_steps(len(self.params), self.steps, self.outputs, "    "),
+        ]
+
+
+@attrs.frozen
+class _Scope:
+    """What drawing a program's steps needs besides its values: the families to draw from,
+    the callees drawn so far (at any depth: any step may call them) and the call depth."""
+
+    dtype: DType
+    families: tuple[str, ...]
+    callees: list[Callee]
+    depth: int = 0
+
+
+def _as_tuple(result: Any) -> tuple[Any, ...]:
+    return result if isinstance(result, tuple) else (result,)
+
+
+def _callee(draw: Draw, values: list[Value], scope: _Scope) -> Callee:
+    """A new callee over 1-2 of `values` (repeats allowed), returning 1-2 of its values."""
+    # Bounded by at least twice the arguments' bound: other values may be passed too.
+    picked = [values[_pick(draw, values)] for _ in range(draw(st.integers(1, 2)))]
+    params = tuple(Value(v.shape, builtins.max(v.bound, 2 * ARG_BOUND)) for v in picked)
+    inner = list(params)
+    steps = _draw_steps(draw, inner, attrs.evolve(scope, depth=scope.depth + 1), MAX_CALLEE_STEPS)
+    outputs = [len(inner) - 1]
+    if draw(st.booleans()):
+        outputs.append(draw(st.integers(0, len(inner) - 1)))  # maybe an argument, passed on unchanged
+    name = f"g{len(scope.callees)}"
+    fn = compile_program(len(params), steps, outputs, name)
+    kind = draw(st.sampled_from(["subgraph", "call", "untyped"]))
+    if kind == "subgraph":
+        sub = shax.subgraph(fn)
+        function: Callable[..., tuple[Any, ...]] = lambda *xs: _as_tuple(sub(*xs))  # noqa: E731
+    else:
+        defn = shax.trace(fn, *(TensorType(scope.dtype, p.shape) for p in params))
+        called = infer_types(defn) if kind == "call" else defn
+        function = lambda *xs: shax.call(called, *xs)  # noqa: E731
+    callee = Callee(name, kind, params, tuple(steps), tuple(outputs), tuple(inner[k] for k in outputs), function)
+    scope.callees.append(callee)
+    return callee
+
+
+def _call(draw: Draw, values: list[Value], scope: _Scope) -> tuple[Step, Value] | None:
+    """One output of a call of a callee drawn before (half the time, if one fits) or of a
+    new one; or the sum of two reads: that output at another call site (the callee shared),
+    or another output of the same call."""
+
+    def fits(callee: Callee) -> bool:
+        return all(any(v.shape == p.shape and v.bound <= p.bound for v in values) for p in callee.params)
+
+    def operands() -> tuple[int, ...]:
+        return tuple(
+            _pick(draw, values, lambda v, p=p: v.shape == p.shape and v.bound <= p.bound) for p in callee.params
+        )
+
+    earlier = [c for c in scope.callees if fits(c)]
+    callee = draw(st.sampled_from(earlier)) if earlier and draw(st.booleans()) else _callee(draw, values, scope)
+    k = draw(st.integers(0, len(callee.outputs) - 1))
+    reads = [(operands(), k)]
+    result = callee.results[k]
+    other = draw(st.sampled_from(["none", "site", "output"]))
+    if other == "site":
+        reads.append((operands(), k))
+        result = Value(result.shape, 2 * result.bound)
+    elif other == "output" and len(callee.outputs) == 2:
+        shape = _broadcast_shape(callee.results[0].shape, callee.results[1].shape)
+        if shape is not None:
+            reads.append((reads[0][0], 1 - k))
+            result = Value(shape, callee.results[0].bound + callee.results[1].bound)
+    if not _fits(result.shape, result.bound):
+        return None
+    n = len(callee.params)
+    shown = [
+        f"{callee.name}({', '.join(f'{{{r * n + j}}}' for j in range(n))})[{out}]" for r, (_, out) in enumerate(reads)
+    ]
+
+    def apply(*xs: Any, _f: Callable[..., tuple[Any, ...]] = callee.function) -> Any:
+        results = [_f(*xs[r * n : (r + 1) * n])[out] for r, (_, out) in enumerate(reads)]
+        return results[0] if len(results) == 1 else results[0] + results[1]
+
+    return Step(" + ".join(shown), tuple(k for ops, _ in reads for k in ops), apply), result
+
+
+def _draw_steps(draw: Draw, values: list[Value], scope: _Scope, max_steps: int) -> list[Step]:
+    """1 to `max_steps` steps (fewer where a drawn step does not apply), their values appended to `values`."""
+    families = [f for f in scope.families if f != "call" or scope.depth < MAX_CALL_DEPTH]
+    steps: list[Step] = []
+    for _ in range(draw(st.integers(1, max_steps))):
+        name = draw(st.sampled_from(families))
+        if name == "call":
+            made = _call(draw, values, scope)
+        else:
+            family = FAMILIES[name]
+            made = family[draw(st.sampled_from(list(family)))](draw, values, scope.dtype)
+        if made is not None:
+            steps.append(made[0])
+            values.append(made[1])
+    return steps
+
+
 def _shapes() -> st.SearchStrategy[Shape]:
     return st.lists(st.integers(1, 3), max_size=3).map(tuple)
 
 
 @st.composite
-def _programs(draw: Draw, dtype: DType, smooth: bool, max_args: int, max_outputs: int, max_steps: int) -> Program:
+def _programs(
+    draw: Draw, dtype: DType, smooth: bool, calls: bool, max_args: int, max_outputs: int, max_steps: int
+) -> Program:
     shapes = draw(st.lists(_shapes(), min_size=1, max_size=max_args))
     arg_types = tuple(TensorType(dtype, s) for s in shapes)
     args = tuple(draw(hnp.arrays(dtype.numpy, s, elements=_elements(dtype))) for s in shapes)
     values = [Value(s, ARG_BOUND) for s in shapes]
-    families = [f for f in FAMILIES if not (smooth and f == "nonsmooth")]
-    steps: list[Step] = []
-    for _ in range(draw(st.integers(1, max_steps))):
-        family = FAMILIES[draw(st.sampled_from(families))]
-        made = family[draw(st.sampled_from(list(family)))](draw, values, dtype)
-        if made is not None:
-            steps.append(made[0])
-            values.append(made[1])
+    # Calls drawn three times as often as a family: many programs call, some twice or more.
+    families = [f for f in FAMILIES if not (smooth and f == "nonsmooth")] + (["call"] * 3 if calls else [])
+    scope = _Scope(dtype, tuple(families), [])
+    steps = _draw_steps(draw, values, scope, max_steps)
     last = len(values) - 1
     outputs = [last]
     if max_outputs > 1 and draw(st.booleans()):
         outputs.append(draw(st.integers(0, last)))
     fn = compile_program(len(shapes), steps, outputs)
-    return Program(fn, arg_types, args, tuple(steps), tuple(outputs))
+    return Program(fn, arg_types, args, tuple(steps), tuple(outputs), tuple(scope.callees))
 
 
 def programs(
-    dtype: DType = f64, *, smooth: bool = False, max_args: int = 3, max_outputs: int = 2, max_steps: int = 12
+    dtype: DType = f64,
+    *,
+    smooth: bool = False,
+    calls: bool = True,
+    max_args: int = 3,
+    max_outputs: int = 2,
+    max_steps: int = 12,
 ) -> st.SearchStrategy[Program]:
     """Well-typed programs over the typeclass surface at float `dtype` (f32 or f64).
 
     `smooth=True` leaves out the non-differentiable operations (abs, signum, min, max,
-    select/eq). Programs take 1 to `max_args` arguments, run up to `max_steps` steps
-    and return 1 to `max_outputs` values."""
+    select/eq); `calls=False` the calls. Programs take 1 to `max_args` arguments, run up
+    to `max_steps` steps and return 1 to `max_outputs` values."""
     if dtype not in (f32, f64):
         raise ValueError(f"programs: dtype must be f32 or f64, got {dtype}")
-    return _programs(dtype, smooth, max_args, max_outputs, max_steps)
+    return _programs(dtype, smooth, calls, max_args, max_outputs, max_steps)

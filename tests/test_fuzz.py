@@ -31,15 +31,19 @@ import pytest
 from fuzz_numpy import METHODS, NN, NUMPY, public_methods
 from fuzzing import (
     BAD,
+    CALL_INFO,
     COMPILED,
     DEFN,
     EXPLANATION,
     F_JVP,
     FLAGS,
+    GRAD_CALL_INFO,
+    GRAD_INFO,
     INTEGERS,
     LIN,
     MEDIUM,
     PAIR,
+    PAIR_ARGS,
     SMALL_COUNTS,
     TRANSPOSED,
     TYPED,
@@ -95,6 +99,44 @@ def dtype_indexed(dtype: shax.DType) -> Callable[[Any], Any]:
     return lambda shape: dtype[shape]
 
 
+def inside_trace(function: Callable[..., Any], first: int = 1) -> Callable[..., Any]:
+    """`function(*args, **kwargs)` run inside a trace: its positional arguments from `first`
+    on that are arrays of a shax dtype become tracers of their types (a call's operands)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        arrays = [k for k in range(first, len(args)) if traceable(args[k])]
+
+        def f(*tracers: Any) -> Any:
+            given = list(args)
+            for k, tracer in zip(arrays, tracers):
+                given[k] = tracer
+            result = function(*given, **kwargs)
+            return [r for r in shax_leaves(result) if isinstance(r, shax.Tracer)] or [tracers[0] if tracers else 0.0]
+
+        return shax.trace(f, *(shax.TensorType.of(args[k]) for k in arrays))
+
+    return call
+
+
+def shax_leaves(result: Any) -> list[Any]:
+    """The values a call gave back: its outputs, or a call site's (`CallSiteInfo.outputs`)."""
+    if isinstance(result, shax.CallSiteInfo):
+        return list(result.outputs)
+    return list(result) if isinstance(result, (tuple, list)) else [result]
+
+
+def subgraph_call(fn: Any, *args: Any) -> Any:
+    return shax.subgraph(fn)(*args)
+
+
+def gradient_at_call_site(defn: Any, x: Any, y: Any, seed: Any) -> Any:
+    """PopXL's autodiff flow: call `defn` with its call site's information, build its
+    gradient graph, call that on the seed and the call site's activations."""
+    forward = shax.call_with_info(defn, x, y)
+    info = shax.autodiff(defn)
+    return shax.call(info.graph, seed, inputs_dict=info.inputs_dict(forward))
+
+
 def run_cli(*argv: str) -> int:
     try:
         return main(list(argv))
@@ -138,6 +180,35 @@ SHAX: dict[str, Call] = {
         name: Call(dtype_indexed(getattr(shax, name)), ((2, 3),))
         for name in ("f32", "f64", "i32", "i64", "u8", "bool_")
     },
+    "call": Call(shax.call, (PAIR, X, Y), variadic=True, variants=(inside_trace(shax.call),)),
+    "call (inputs_dict)": Call(
+        shax.call, (PAIR, X), {"inputs_dict": {PAIR_ARGS[1]: Y}}, variants=(inside_trace(shax.call),)
+    ),
+    "call_with_info": Call(
+        shax.call_with_info, (PAIR,), {"inputs_dict": {0: X, 1: Y}}, variants=(inside_trace(shax.call_with_info),)
+    ),
+    "CallSiteInfo.graph_to_parent": Call(CALL_INFO.graph_to_parent, (PAIR_ARGS[0],)),
+    "subgraph": Call(subgraph_call, (pair, X, Y), variadic=True, variants=(inside_trace(subgraph_call),)),
+    "autodiff": Call(
+        shax.autodiff,
+        (PAIR,),
+        {
+            "grads_provided": [0],
+            "grads_required": [PAIR_ARGS[1], 0],
+            "called_graphs_grad_info": {PAIR: GRAD_INFO},
+            "return_all_grad_graphs": True,
+        },
+    ),
+    "autodiff at a call site": Call(
+        gradient_at_call_site, (PAIR, X, Y, X), variants=(inside_trace(gradient_at_call_site),)
+    ),
+    "GradGraphInfo.inputs_dict": Call(GRAD_INFO.inputs_dict, (CALL_INFO,)),
+    "GradGraphInfo.fwd_graph_ins_to_grad_parent_outs": Call(
+        GRAD_INFO.fwd_graph_ins_to_grad_parent_outs, (GRAD_CALL_INFO,)
+    ),
+    "GradGraphInfo.fwd_parent_ins_to_grad_parent_outs": Call(
+        GRAD_INFO.fwd_parent_ins_to_grad_parent_outs, (CALL_INFO, GRAD_CALL_INFO)
+    ),
 }
 STAGES: dict[str, Call] = {
     "batch": Call(stages.batch, (TYPED, 0, 2, 0)),
@@ -180,6 +251,8 @@ NOT_CALLED = {
     "Binding": "a part of a Definition: the Definition driver builds bad ones",
     "primitives": "primitive classes are parts of a Definition: stages check hand-built ones (test_errors.py)",
     "extend": "declares primitives for the whole process; tests/test_extend.py covers its errors",
+    "CallSiteInfo": "made by call_with_info (its graph_to_parent has a driver)",
+    "GradGraphInfo": "made by autodiff (its methods have drivers)",
 }
 NAMESPACES = {
     "stages": (stages, STAGES),

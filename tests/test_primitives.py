@@ -88,13 +88,18 @@ def test_type_rule_rejects_other_dtypes(spec: Spec, dtype: DType) -> None:
 @pytest.mark.parametrize("spec", list(SPECS.values()), ids=lambda s: s.prim.__name__)
 def test_spec_row_is_consistent(spec: Spec) -> None:
     """Each case has one shape per operand, one operand per operand of the primitive
-    (`arg` reads the one argument of the identity function)."""
+    (`arg` reads the one argument of the identity function; a variadic primitive's
+    operation has the case's)."""
     assert spec.cases and spec.dtypes
     assert len(spec.fixed) == spec.arity
-    expected_arity = 1 if spec.prim is P.Arg else spec.prim.arity
     for case in spec.cases:
         assert len(case.shapes) == spec.arity
-        assert spec.arity == expected_arity
+        if spec.prim is P.Arg:
+            assert spec.arity == 1
+        elif spec.prim.variadic:
+            assert spec.arity == spec.operation(case, spec.dtypes[0]).arity
+        else:
+            assert spec.arity == spec.prim.arity
 
 
 OPERATORS: list[tuple[str, Callable[..., Any], tuple[TensorType, ...], type[P.Primitive]]] = [

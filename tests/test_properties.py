@@ -16,7 +16,7 @@ from strategies import Program, programs
 import shax
 from shax import primitives as P
 from shax.ir import Definition
-from shax.printing import show_binding
+from shax.printing import called_definitions, show_binding, shown_names
 from shax.stages import check_types, infer_types
 from shax.types import DType, TensorType, f32, f64
 
@@ -97,17 +97,13 @@ def test_bindings_are_numbered_in_order_and_hash_consed(program: Program) -> Non
 BINDING_LINE = re.compile(r"^(  let |      )(x(\d+)( :: (\S+\[[^\]]*\]))? = .*)$")
 
 
-@pytest.mark.parametrize("typed", [False, True], ids=["untyped", "typed"])
-@given(data=st.data())
-def test_printing_shows_every_binding(typed: bool, data: st.DataObject) -> None:
-    program = data.draw(programs(), label="program")
-    defn = traced(program)
-    if typed:
-        defn = infer_types(defn)
-    lines = str(defn).split("\n")
+def check_printed(text: str, defn: Definition, names: dict[int, str]) -> None:
+    """`text` shows `defn`'s header, every binding (with its type, if typed) and its
+    outputs; definitions are named as `names` (by identity) says."""
+    lines = text.split("\n")
     n = len(defn.arg_types)
     header, body, last = lines[:n], lines[n : len(lines) - 1], lines[-1]
-    assert header[0].startswith(f"def {defn.name}(") and header[-1].endswith(") =")
+    assert header[0].startswith(f"def {names[id(defn)]}(") and header[-1].endswith(") =")
     for k, (line, t) in enumerate(zip(header, defn.arg_types)):
         shown = line.split(f"arg{k} :: ", 1)[1].removesuffix(", ").removesuffix(") =")
         assert TensorType.parse(shown) == t
@@ -115,17 +111,36 @@ def test_printing_shows_every_binding(typed: bool, data: st.DataObject) -> None:
     for line, binding in zip(body, defn.bindings):
         match = BINDING_LINE.match(line)
         assert match is not None, line
-        assert match.group(2) == show_binding(binding)
+        assert match.group(2) == show_binding(binding, names)
         assert int(match.group(3)) == binding.var.id
-        if typed:
+        if defn.is_typed:
             assert TensorType.parse(match.group(5)) == binding.var.type
     assert last == "  in [" + ", ".join(f"x{v.id}" for v in defn.outputs) + "]"
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["untyped", "typed"])
+@given(data=st.data())
+def test_printing_shows_every_binding(typed: bool, data: st.DataObject) -> None:
+    """Every definition it calls first (each once, callees before callers), then it."""
+    program = data.draw(programs(), label="program")
+    defn = traced(program)
+    if typed:
+        defn = infer_types(defn)
+    blocks = re.split(r"\n(?=def )", str(defn))
+    callees = called_definitions(defn)
+    names = shown_names(defn, callees)
+    assert len(set(names.values())) == len(names), "two definitions shown by one name"
+    assert len(blocks) == len(callees) + 1
+    for text, d in zip(blocks, [*callees, defn]):
+        check_printed(text, d, names)
 
 
 @given(programs(max_args=2, max_outputs=1, max_steps=4))
 def test_program_repr_lists_the_steps(program: Program) -> None:
     lines = repr(program).splitlines()
     assert 1 <= len(program.arg_types) <= 2 and len(program.outputs) == 1 and len(program.steps) <= 4
-    assert len(lines) == len(program.steps) + 2
+    callee_lines = [line for callee in program.callees for line in callee.show()]
+    assert lines[1 : 1 + len(callee_lines)] == callee_lines
+    assert len(lines) == len(callee_lines) + len(program.steps) + 2
     assert lines[0].startswith("Program(" + ", ".join(map(str, program.arg_types)) + ")")
     assert lines[-1] == f"  return v{program.outputs[0]}"

@@ -4,7 +4,8 @@ typeclass function a method in every instance, so that no user meets a missing r
 a KeyError or a missing method as an AttributeError.
 
 Structural primitives (`arg`) are handled by each stage itself and need no entries;
-there is no other way to exempt a primitive from a table.
+there is no other way to exempt a primitive from a table. A variadic primitive (`call`)
+has its arity and linearity per operation: checked on the operations its spec row makes.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from shax.primitive import implementing
 from shax.rules import TABLES, transpose_rules
 from shax.rules.transpose import not_linear
 from shax.rules.zeros import ZeroInstance
+from shax.stages import infer_types, linearize, transpose
 from shax.tracer import tracer_instance
 from typeclasses.numpy_instance import numpy_instance
 
@@ -53,10 +55,31 @@ def test_a_missing_rule_is_a_named_error() -> None:
         TABLES["codegen"][P.Arg(0)]
 
 
+def operations(prim: type[P.Primitive]) -> list[P.Primitive]:
+    """The operations of a variadic primitive its spec row makes: those its cases apply, and
+    those of their linear and transposed programs (a call of a derivative is linear)."""
+    spec = SPECS[prim]
+    found = []
+    for case in spec.cases:
+        defn = infer_types(shax.trace(case.apply, *spec.arg_types(case, spec.dtypes[0])))
+        lin = linearize(defn)
+        for d in (defn, lin.linear, transpose(lin).linear):
+            found += [b.prim for b in d.bindings if isinstance(b.prim, prim)]
+    return found
+
+
+def is_linear(linearity: tuple[P.Linearity, ...]) -> bool:
+    return P.Linearity.LINEAR in linearity or P.Linearity.BILINEAR in linearity
+
+
 def test_linear_primitives_have_written_transpose_rules() -> None:
-    """The others' rule is derived: it says they are not linear (div is linear in its numerator)."""
+    """The others' rule is derived: it says they are not linear (div is linear in its numerator).
+    A variadic primitive's linearity is per operation: written if any of its operations is linear."""
     for p in TABLED:
-        linear = bool(p.positions(P.Linearity.LINEAR) or p.positions(P.Linearity.BILINEAR))
+        if p.variadic:
+            linear = any(is_linear(op.operand_linearity) for op in operations(p))
+        else:
+            linear = is_linear(p.linearity)
         assert transpose_rules.is_registered(p) == linear, p.__name__
         assert (transpose_rules.rule_for_class(p) is not not_linear) == linear, p.__name__
 
@@ -71,8 +94,17 @@ def test_every_primitive_has_a_spec_row() -> None:
 def test_primitive_declares_name_linearity_arity(prim: type[P.Primitive]) -> None:
     assert attrs.has(prim)
     assert isinstance(prim.name, str) and prim.name
-    assert all(isinstance(operand, P.Linearity) for operand in prim.linearity)
-    assert prim.arity == len(prim.linearity)
+    if not prim.variadic:
+        assert all(isinstance(operand, P.Linearity) for operand in prim.linearity)
+        assert prim.arity == len(prim.linearity)
+    ops = operations(prim) if prim.variadic else []
+    assert ops or not prim.variadic, "a variadic primitive's spec row makes operations of it"
+    for op in ops:
+        assert all(isinstance(operand, P.Linearity) for operand in op.operand_linearity)
+        assert op.arity == len(op.operand_linearity)
+        linear = tuple(k for k, operand in enumerate(op.operand_linearity) if operand is P.Linearity.LINEAR)
+        bilinear = tuple(k for k, operand in enumerate(op.operand_linearity) if operand is P.Linearity.BILINEAR)
+        assert (op.linear_operands, op.bilinear_operands) == (linear, bilinear), op
 
 
 @pytest.mark.parametrize("prim", [p for p in PRIMITIVES if p.function is not None], ids=lambda p: p.__name__)

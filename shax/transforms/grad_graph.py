@@ -87,15 +87,8 @@ class GradGraphInfo:
         return dict(zip(keys, activations))
 
     def _activations(self, site: CallSiteInfo) -> list[Any]:
-        if not isinstance(site, CallSiteInfo):
-            message = f"inputs_dict: expected the CallSiteInfo of a call (shax.call_with_info), got {site!r}"
-            raise at(ShaxTypeError(message), current_source())
         forward, n = self.forward_graph, self.num_outputs
-        if site.called_graph is not forward and site.called_graph is not self.original_graph:
-            message = (
-                f"inputs_dict: that call site calls {site.called_graph.name}, not the {forward.name} differentiated"
-            )
-            raise at(ShaxValueError(message), current_source())
+        _expect_site("inputs_dict", site, (forward, self.original_graph), "the graph differentiated")
         tracers = [o for o in site.inputs if isinstance(o, Tracer)]
         if not tracers:
             return evaluate(forward, *site.inputs)[n:]
@@ -108,6 +101,8 @@ class GradGraphInfo:
 
     def fwd_graph_ins_to_grad_parent_outs(self, grad_call_info: CallSiteInfo) -> dict[Var, Any]:
         """Each required argument var of the forward graph -> its gradient at that call of `graph`."""
+        what = "fwd_graph_ins_to_grad_parent_outs"
+        _expect_site(what, grad_call_info, (self.graph,), "its gradient graph")
         return dict(zip(self.expected_outputs, grad_call_info.outputs, strict=True))
 
     def fwd_parent_ins_to_grad_parent_outs(
@@ -116,6 +111,9 @@ class GradGraphInfo:
         """Each of the forward call site's inputs that has a gradient -> that gradient at
         the gradient call site (keyed by the caller's tensors themselves; a tensor passed
         as several arguments gets the sum of their gradients)."""
+        what = "fwd_parent_ins_to_grad_parent_outs"
+        _expect_site(what, fwd_call_info, (self.forward_graph, self.original_graph), "the graph differentiated")
+        _expect_site(what, grad_call_info, (self.graph,), "its gradient graph")
         arguments = argument_vars(self.forward_graph)
         positions = [position_of("autodiff", self.forward_graph, v, arguments) for v in self.expected_outputs]
         found: dict[int, tuple[Any, Any]] = {}
@@ -146,6 +144,16 @@ def autodiff(
 ) -> list[GradGraphInfo]: ...
 
 
+def _expect_site(what: str, site: Any, graphs: tuple[Definition, ...], role: str) -> None:
+    """`site` is a CallSiteInfo of one of `graphs` (by identity), or a ShaxError at the user's line."""
+    if not isinstance(site, CallSiteInfo):
+        message = f"{what}: expected the CallSiteInfo of a call (shax.call_with_info), got {type(site).__name__}"
+        raise at(ShaxTypeError(message), current_source())
+    if not any(site.called_graph is g for g in graphs):
+        message = f"{what}: that call site calls {site.called_graph.name}, not {graphs[0].name}, {role}"
+        raise at(ShaxValueError(message), current_source())
+
+
 def autodiff(
     graph: Definition,
     grads_provided: Iterable[Any] | None = None,
@@ -167,6 +175,9 @@ def autodiff(
         for k in provided or ():
             if not output_types[k].dtype.is_float:
                 raise ShaxTypeError(f"autodiff: output {k} of {defn.name} is a {output_types[k]}, not a float")
+        if called_graphs_grad_info is not None and not isinstance(called_graphs_grad_info, Mapping):
+            message = f"called_graphs_grad_info must map definitions to GradGraphInfos, got {called_graphs_grad_info!r}"
+            raise ShaxTypeError(f"autodiff: {message}")
         for called, info in (called_graphs_grad_info or {}).items():
             _install("autodiff: called_graphs_grad_info", called, info)
         info = _grad_graph(defn, provided, required)
@@ -183,11 +194,17 @@ def _positions(
 ) -> list[int] | None:
     if given is None:
         return None
-    if isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
+    items = None
+    if not isinstance(given, (str, bytes)):
+        try:
+            items = list(given)
+        except TypeError:  # not iterable (a 0-d array's iterator says so only when asked)
+            pass
+    if items is None:
         raise ShaxTypeError(f"autodiff: {what} must be a list of vars or positions, got {given!r}")
-    positions = [position_of(f"autodiff: {what}", defn, g, vars) for g in given]
+    positions = [position_of(f"autodiff: {what}", defn, g, vars) for g in items]
     if len(set(positions)) != len(positions):
-        raise ShaxValueError(f"autodiff: {what} lists a tensor twice: {list(given)}")
+        raise ShaxValueError(f"autodiff: {what} lists a tensor twice: {items}")
     return positions
 
 

@@ -29,6 +29,7 @@ from shax.primitives import Arg, Call
 from shax.pytree import TreeDef, flatten, unflatten
 from shax.stages import check_types
 from shax.tracer import Tracer, apply
+from shax.tracing import function_name
 from shax.transforms.staging import stage
 from shax.transforms.transformed import Transformed
 from shax.types import TensorType
@@ -113,13 +114,17 @@ class CallSiteInfo:
 
     def graph_to_parent(self, var: Var) -> Any:
         """The caller's value for an argument var or output var of the called definition."""
+        if not isinstance(var, Var):
+            message = f"graph_to_parent: expected a var of {self.called_graph.name}, got {type(var).__name__}"
+            raise at(ShaxTypeError(message), current_source())
         for k, v in enumerate(argument_vars(self.called_graph)):
             if v is not None and v.id == var.id:
                 return self.inputs[k]
         for k, v in enumerate(self.called_graph.outputs):
             if v.id == var.id:
                 return self.outputs[k]
-        raise at(ShaxValueError(f"{var!r} is neither an argument nor an output of {self.called_graph.name}"), None)
+        message = f"graph_to_parent: {var!r} is neither an argument nor an output of {self.called_graph.name}"
+        raise at(ShaxValueError(message), current_source())
 
 
 def call_with_info(defn: Definition, *args: Any, inputs_dict: Mapping[Any, Any] | None = None) -> CallSiteInfo:
@@ -144,8 +149,20 @@ class Subgraph(Transformed):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         leaves, _ = flatten((args, kwargs))
         if not any(isinstance(leaf, Tracer) for leaf in leaves):
+            self._check_arguments(args, kwargs)
             return self.fn(*args, **kwargs)  # on values it just runs
         return super().__call__(*args, **kwargs)
+
+    def _check_arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Arguments fn's signature cannot take are a ShaxError, as they are when traced."""
+        signature = getattr(self, "__signature__", None)
+        if signature is None:
+            return
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as error:
+            message = f"subgraph: {function_name(self.fn)}{signature} cannot be called so: {error}"
+            raise at(ShaxTypeError(message), current_source()) from None
 
     def build(self, in_tree: TreeDef, types: tuple[TensorType, ...]) -> _BuiltSubgraph:
         staging = stage(self.fn, in_tree, types)
