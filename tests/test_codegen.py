@@ -103,12 +103,14 @@ def test_split_into_parts_the_results_are_the_same(program: Program, chunk: int)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(codegen.chunks, "CHUNK", chunk)
         compiled = compiled_equals_evaluate(typed, *program.args)
-    # A binding's statement, or a call's (its outputs are one group's, `g5 = c2(x1)`).
-    statements = re.findall(r"^    [xg]\d+ = (?!env)", compiled.source, re.MULTILINE)
-    assert ("_part1(env)" in compiled.source) == (len(statements) > chunk)
+    # A binding's statement, or a call's (its outputs are one group's, `g5 = c2(x1)`), in
+    # this definition's functions, after its callees'.
+    main = compiled.function.__name__
+    own = compiled.source[re.search(rf"^def {main}(_part0)?\(", compiled.source, re.MULTILINE).start() :]
+    statements = re.findall(r"^    [xg]\d+ = (?!env)", own, re.MULTILINE)
+    assert (f"{main}_part1(env)" in own) == (len(statements) > chunk)
     # Each part is compiled alone, yet its lines are those of the source shown.
     lines = compiled.source.splitlines()
-    main = compiled.function.__name__
     functions = {n: f for n, f in compiled.function.__globals__.items() if n == main or n.startswith(f"{main}_part")}
     for name, function in functions.items():
         code = function.__code__

@@ -75,22 +75,23 @@ def compile_definition(defn: Definition) -> Compiled:
     defn = check_types(defn) if defn.is_typed else infer_types(defn)
     with collector_paused():
         header, functions, namespace, name = generate(defn, _argument_checker(defn))
+        # The functions of the definitions it calls (each with its own callees) come first.
+        callees = dict.fromkeys(getattr(v, "shax_source", None) for v in list(namespace.values()))
+        callees.pop(None, None)
+        prefix = "".join(c + "\n" for c in callees)
         with _serial_lock:
             serial = next(_serial)
         filename = os.path.join(_PACKAGE, f"<codegen {name} #{serial}>")
         # One function compiled at a time: CPython's compiler holds a whole source's syntax
         # tree at once, and compiling 300,000 lines in one piece peaks 2 GB higher.
-        before = len(header)  # lines above the function compiled next
+        before = prefix.count("\n") + len(header)  # lines above the function compiled next
         for function in functions:
             exec(_moved(compile(function, filename, "exec"), before), namespace)
             before += function.count("\n") + 1
-        source = "\n".join([*header, *functions]) + "\n"
-        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+        shown = prefix + "\n".join([*header, *functions]) + "\n"
+        linecache.cache[filename] = (len(shown), None, shown.splitlines(keepends=True), filename)
         function = namespace[name]
-    # The functions of the definitions it calls (each with its own callees), then its own.
-    callees = dict.fromkeys(getattr(v, "shax_source", None) for v in namespace.values() if v is not function)
-    shown = "".join(c + "\n" for c in callees if c is not None) + source
-    function.shax_source = shown  # what a caller's source shows for it
+        function.shax_source = shown  # what a caller's source shows for it
     compiled = Compiled(defn, shown, function)
     weakref.finalize(compiled, linecache.cache.pop, filename, None)  # tracebacks show its lines while it lives
     return compiled
