@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, overload
 
 import attrs
+import numpy as np
 
 from shax import callees
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
@@ -165,6 +166,9 @@ def autodiff(
     (output vars or positions; default all) and the arguments in `grads_required`
     (argument vars or positions; default every float one)."""
     try:
+        if not isinstance(return_all_grad_graphs, (bool, np.bool_)):
+            message = f"return_all_grad_graphs must be True or False, got {type(return_all_grad_graphs).__name__}"
+            raise ShaxTypeError(f"autodiff: {message}")
         defn = typed_callee("autodiff", graph)
         provided = _positions("grads_provided", defn, grads_provided, list(defn.outputs))
         required = _positions("grads_required", defn, grads_required, argument_vars(defn))
