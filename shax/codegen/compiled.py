@@ -76,9 +76,8 @@ def compile_definition(defn: Definition) -> Compiled:
     with collector_paused():
         header, functions, namespace, name = generate(defn, _argument_checker(defn))
         # The functions of the definitions it calls (each with its own callees) come first.
-        callees = dict.fromkeys(getattr(v, "shax_source", None) for v in list(namespace.values()))
-        callees.pop(None, None)
-        prefix = "".join(c + "\n" for c in callees)
+        callees = dict.fromkeys(getattr(v, "shax_source", "") for v in list(namespace.values()))
+        prefix = "".join(c + "\n" for c in callees if c)
         with _serial_lock:
             serial = next(_serial)
         filename = os.path.join(_PACKAGE, f"<codegen {name} #{serial}>")

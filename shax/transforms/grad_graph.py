@@ -124,6 +124,16 @@ class GradGraphInfo:
         return ByIdentity(found.values())
 
 
+def _expect_site(what: str, site: Any, graphs: tuple[Definition, ...], role: str) -> None:
+    """`site` is a CallSiteInfo of one of `graphs` (by identity), or a ShaxError at the user's line."""
+    if not isinstance(site, CallSiteInfo):
+        message = f"{what}: expected the CallSiteInfo of a call (shax.call_with_info), got {type(site).__name__}"
+        raise at(ShaxTypeError(message), current_source())
+    if not any(site.called_graph is g for g in graphs):
+        message = f"{what}: that call site calls {site.called_graph.name}, not {graphs[0].name}, {role}"
+        raise at(ShaxValueError(message), current_source())
+
+
 @overload
 def autodiff(
     graph: Definition,
@@ -143,16 +153,6 @@ def autodiff(
     *,
     return_all_grad_graphs: Literal[True],
 ) -> list[GradGraphInfo]: ...
-
-
-def _expect_site(what: str, site: Any, graphs: tuple[Definition, ...], role: str) -> None:
-    """`site` is a CallSiteInfo of one of `graphs` (by identity), or a ShaxError at the user's line."""
-    if not isinstance(site, CallSiteInfo):
-        message = f"{what}: expected the CallSiteInfo of a call (shax.call_with_info), got {type(site).__name__}"
-        raise at(ShaxTypeError(message), current_source())
-    if not any(site.called_graph is g for g in graphs):
-        message = f"{what}: that call site calls {site.called_graph.name}, not {graphs[0].name}, {role}"
-        raise at(ShaxValueError(message), current_source())
 
 
 def autodiff(
