@@ -32,7 +32,7 @@ from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
 from shax.location import current_source
 
 if TYPE_CHECKING:
-    from shax.ir import Var
+    from shax.ir import Definition, Var
     from shax.types import TensorType
 
 
@@ -142,6 +142,11 @@ class Primitive:
         if self.same_type_is_identity and args[0].type == out:
             return 0
         return None
+
+    def subdefinitions(self) -> tuple[Definition, ...]:
+        """The definitions this operation runs (a call's callee; a loop's body, a branch):
+        printing shows each once, before the definitions that use it."""
+        return ()
 
     def fail(self, message: str, *operand_types: TensorType, error: type[ShaxError] = ShaxTypeError) -> ShaxError:
         """An error naming this primitive and its operand types."""

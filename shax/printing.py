@@ -12,6 +12,7 @@ Types print `f32[2, 6]`; static parameters print like Haskell's `show`: `[2,6]`,
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -94,8 +95,17 @@ def show_primitive(prim: Primitive, names: dict[int, str] | None = None) -> str:
         return show_array(prim.value)
     if isinstance(prim, DotGeneral) and prim.is_matrix_product:
         return "dot"
-    params = [show_param(getattr(prim, field.name)) for field in attrs.fields(type(prim))]
+    params = [_show_static(getattr(prim, field.name), names) for field in attrs.fields(type(prim)) if field.init]
     return " ".join([prim.name, *params])
+
+
+def _show_static(value: Any, names: dict[int, str] | None) -> str:
+    """A static parameter; a definition shows as its printed name (it is printed before)."""
+    if isinstance(value, Definition):
+        return (names or {}).get(id(value), value.name)
+    if isinstance(value, tuple) and any(isinstance(v, Definition) for v in value):
+        return "[" + ",".join(_show_static(v, names) for v in value) + "]"
+    return show_param(value)
 
 
 def show_var(var: Var) -> str:
@@ -135,20 +145,23 @@ def called_definitions(defn: Definition) -> list[Definition]:
     calls (an iterative post-order walk: linear in the bindings of them all)."""
     order: list[Definition] = []
     seen = {id(defn)}
-    stack = [(defn, iter(defn.bindings))]
+    stack = [(defn, _uses(defn))]
     while stack:
-        _, bindings = stack[-1]
-        for binding in bindings:
-            prim = binding.prim
-            if isinstance(prim, Call) and prim.key not in seen:
-                seen.add(prim.key)
-                stack.append((prim.defn, iter(prim.defn.bindings)))
+        _, uses = stack[-1]
+        for used in uses:
+            if id(used) not in seen:
+                seen.add(id(used))
+                stack.append((used, _uses(used)))
                 break
         else:
             done, _ = stack.pop()
             if done is not defn:
                 order.append(done)
     return order
+
+
+def _uses(defn: Definition) -> Iterator[Definition]:
+    return (used for b in defn.bindings for used in b.prim.subdefinitions())
 
 
 def _show_one(defn: Definition, name: str, names: dict[int, str]) -> str:

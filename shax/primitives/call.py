@@ -94,6 +94,9 @@ class Call(Primitive):
 
         return passed_on(self.defn)[self.output]
 
+    def subdefinitions(self) -> tuple[Definition, ...]:
+        return (self.defn,)
+
     def outputs_of(self, defn: Definition) -> list[Call]:
         """One call of `defn` (of the same linearity) per output of it."""
         return [Call(defn, k, self.linear) for k in range(len(defn.outputs))]
