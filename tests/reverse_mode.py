@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 import pytest
 from hypothesis import note, reject
-from numeric import NotSmooth, check_directional_derivative
 from spec import Case, Spec
 
 import shax
@@ -20,6 +19,7 @@ from shax.cli import load_function
 from shax.ir import Definition, LinearizedDefinition
 from shax.passes import apply_passes
 from shax.stages import check_types, evaluate_linearized, infer_types
+from shax.testing.numeric import NotSmooth, check_directional_derivative
 from shax.types import DType, TensorType
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,7 +16,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from reverse_mode import spec_params, typed_medium
 from spec import SPECS
-from strategies import ARG_BOUND, Program, programs
 
 import shax
 from shax import f32, f64
@@ -25,6 +24,7 @@ from shax.ir import Definition, Var
 from shax.passes import cleanup
 from shax.rules.batch import batch_rules
 from shax.stages import batch, check_types, infer_types, linearize, transpose, zip_definitions
+from shax.testing.strategies import ARG_BOUND, Program, programs
 from shax.types import DTYPES, TensorType
 from typeclasses import broadcast, cos, dot, reduce_sum, sin
 

@@ -18,7 +18,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from spec import SPECS, Case, Spec
-from strategies import Program, programs
 
 import shax
 from shax import codegen, f32, f64, i32
@@ -26,6 +25,7 @@ from shax import primitives as P
 from shax.codegen import Compiled, compile_definition
 from shax.ir import Binding, Definition, Var
 from shax.stages import infer_types, linearize, transpose, zip_definitions
+from shax.testing.strategies import Program, programs
 from shax.types import DType
 from typeclasses import Floating, broadcast, cos, reduce_sum, rev, sin
 

@@ -12,7 +12,6 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 import pytest
-from numeric import check_directional_derivative
 
 import shax
 import typeclasses as tc
@@ -31,6 +30,7 @@ from shax.extend import (
 )
 from shax.primitives.pointwise import FLOATS
 from shax.rules import TABLES
+from shax.testing.numeric import check_directional_derivative
 from shax.types import TensorType
 
 L = Linearity.LINEAR

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from hypothesis import given
 from reverse_mode import CT, DFT_CT, X, assert_f32_close, medium
-from strategies import Program, programs
 
 import shax
 from shax import f32
+from shax.testing.strategies import Program, programs
 from typeclasses import cos, dot, reduce_sum, sin, tanh
 
 

@@ -24,7 +24,6 @@ from reverse_mode import (
     typed_medium,
 )
 from spec import SPECS
-from strategies import Program, programs
 
 import shax
 from shax import bool_, f32, f64, i32
@@ -32,6 +31,7 @@ from shax.ir import Var
 from shax.primitives import Arg, Constant
 from shax.rules.linearize import Zero, linearize_rules, residual, zero_tangent
 from shax.stages import evaluate_linearized, infer_types, linearize
+from shax.testing.strategies import Program, programs
 from typeclasses import broadcast, cos, dot, eq, max, min, pad, reduce_sum, select, sin, slice
 
 MEDIUMS = [pytest.param(rewritten_medium, id="rewritten"), pytest.param(typed_medium, id="typed")]

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from numeric import NotSmooth, check_directional_derivative, directional_derivative
+
+from shax.testing.numeric import NotSmooth, check_directional_derivative, directional_derivative
 
 X = np.array([-1.5, -0.25, 0.0, 0.7, 2.0])
 U = np.array([0.3, -1.2, 0.8, 1.0, -0.4])

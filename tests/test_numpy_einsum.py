@@ -19,10 +19,10 @@ import pytest
 import typeguard
 from hypothesis import given
 from hypothesis import strategies as st
-from numeric import check_directional_derivative
 
 import shax
 import shax.numpy as snp
+from shax.testing.numeric import check_directional_derivative
 
 RNG = np.random.default_rng(0)
 

@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from spec import SPECS
-from strategies import Program, programs
 
 import shax
 from shax import bool_, f32, f64, i32
@@ -55,6 +54,7 @@ from shax.primitives import (
 )
 from shax.printing import show_float
 from shax.stages import check_types, infer_types
+from shax.testing.strategies import Program, programs
 from shax.types import TensorType
 from typeclasses import broadcast, sin
 

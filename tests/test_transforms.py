@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 import pytest
 from hypothesis import given
-from numeric import check_directional_derivative
 from reverse_mode import CT, DFT_CT, F_X, X, assert_f32_close, inner, medium, rejecting_rough_points, scale
-from strategies import Program, programs
 
 import shax
 from shax import f32, f64, passes
 from shax.ir import Definition
+from shax.testing.numeric import check_directional_derivative
+from shax.testing.strategies import Program, programs
 from typeclasses import cos, dot, exp, reduce_sum, sin, tanh
 
 

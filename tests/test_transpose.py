@@ -23,12 +23,12 @@ from reverse_mode import (
     typed_medium,
 )
 from spec import SPECS
-from strategies import Program, programs
 
 import shax
 from shax import f32, f64
 from shax.ir import Definition, LinearizedDefinition
 from shax.stages import check_types, evaluate_linearized, infer_types, linearize, transpose
+from shax.testing.strategies import Program, programs
 from typeclasses import broadcast, dot_general, pad, reduce_sum, sin, slice
 
 MEDIUMS = [pytest.param(rewritten_medium, id="rewritten"), pytest.param(typed_medium, id="typed")]

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import programs
 
 import shax
 from shax import f32
+from shax.testing.strategies import programs
 from typeclasses import dot, exp, reduce_sum, sin, tanh
 
 RNG = np.random.default_rng(0)

@@ -23,7 +23,6 @@ from reverse_mode import (
     typed_medium,
 )
 from spec import SPECS
-from strategies import Program, programs
 
 import shax
 from shax import f32, f64
@@ -31,6 +30,7 @@ from shax.ir import LinearizedDefinition
 from shax.passes import cleanup
 from shax.primitives import Arg
 from shax.stages import check_types, infer_types, linearize, transpose, zip_definitions
+from shax.testing.strategies import Program, programs
 from typeclasses import sin
 
 MEDIUMS = [pytest.param(rewritten_medium, id="rewritten"), pytest.param(typed_medium, id="typed")]

@@ -1,7 +1,8 @@
+# mypy: disable-error-code="index,arg-type,assignment,misc"
 """Hypothesis strategies for shax: whole well-typed programs over the typeclass surface.
 
     from hypothesis import given
-    from strategies import Program, programs
+    from shax.testing.strategies import Program, programs
 
     @given(programs())                 # float64; programs(f32) for float32
     def test_something(program: Program) -> None:
