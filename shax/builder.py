@@ -3,6 +3,7 @@ Linear time. (Hash-consing happens where values are traced, `shax.tracer`, and i
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 
 from shax.ir import Binding, Definition, Var
@@ -10,9 +11,21 @@ from shax.primitives import Primitive
 from shax.types import TensorType
 
 
+class _Own(enum.Enum):
+    ORIGIN = enum.auto()
+
+
+# `emit(..., origin=OWN)`: the binding comes from the builder's own origin (a pass's name).
+OWN = _Own.ORIGIN
+
+
 class Builder:
-    def __init__(self) -> None:
+    """`origin` is what the bindings it emits come from (a pass's name), unless told
+    (a copy keeps its binding's origin, None for the user's own code)."""
+
+    def __init__(self, origin: str | None = None) -> None:
         self.bindings: list[Binding] = []
+        self.origin = origin
 
     def emit(
         self,
@@ -20,9 +33,10 @@ class Builder:
         args: Sequence[Var] = (),
         type: TensorType | None = None,
         source: str | None = None,
+        origin: str | None | _Own = OWN,
     ) -> Var:
         var = Var(len(self.bindings), type)
-        self.bindings.append(Binding(var, prim, tuple(args), source))
+        self.bindings.append(Binding(var, prim, tuple(args), source, self.origin if origin is OWN else origin))
         return var
 
     def keep(self, binding: Binding, args: Sequence[Var]) -> Var:
@@ -37,7 +51,7 @@ class Builder:
         ):
             self.bindings.append(binding)
             return binding.var
-        return self.emit(binding.prim, args, binding.var.type, binding.source)
+        return self.emit(binding.prim, args, binding.var.type, binding.source, binding.origin)
 
     def build(self, name: str, arg_types: Sequence[TensorType], outputs: Sequence[Var]) -> Definition:
         return Definition(name, tuple(arg_types), tuple(self.bindings), tuple(outputs))

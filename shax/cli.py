@@ -92,6 +92,10 @@ def _parser() -> argparse.ArgumentParser:
         type=lambda text: [k.strip() for k in text.split(",")],
         help=f"comma-separated sections to print (default: all): {','.join(HEADERS)}",
     )
+    sub.add_argument(
+        "--provenance", action="store_true", help="show beside each binding its line and the rule that emitted it"
+    )
+    sub.add_argument("--names", choices=["source"], help="source: print values under the names the function gave them")
     return parser
 
 
@@ -141,7 +145,8 @@ def _run(args: argparse.Namespace) -> None:
     types = [TensorType.parse(t) for t in args.types]
     if args.command == "explain":
         values = {"inputs": args.inputs, "tangents": args.tangents, "cotangents": args.cotangents}
-        print(explain(function, *types, **values, seed=args.seed).show(args.stages))
+        shown = explain(function, *types, **values, seed=args.seed, provenance=args.provenance, names=args.names)
+        print(shown.show(args.stages))
         return
     defn = trace(function, *types)
     print(defn if args.command == "trace" else infer_types(defn))

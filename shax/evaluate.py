@@ -63,7 +63,7 @@ def evaluate(defn: Definition, *args: Any) -> list[Any]:
         else:
             env[binding.var.id] = rules[prim](prim, [env[a.id] for a in binding.args])
 
-    for_each_binding("evaluate", defn.bindings, run, foreign_errors=True, records=records)
+    for_each_binding("evaluate", defn.bindings, run, foreign_errors=True, records=records, rules=False)
     return [env[v.id] for v in defn.outputs]
 
 

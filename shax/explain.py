@@ -11,7 +11,7 @@ from a seeded generator. `str()` prints every section; `show(keys)` only some of
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -21,8 +21,9 @@ from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.evaluate import evaluate
 from shax.ir import Definition, LinearizedDefinition
 from shax.location import current_source
+from shax.naming import names_in, source_names
 from shax.passes import apply_passes
-from shax.printing import show_values
+from shax.printing import show_definition, show_values
 from shax.stages import evaluate_linearized, infer_types, linearize, transpose, zip_definitions
 from shax.tracing import check_function, trace
 from shax.types import TensorType, bool_
@@ -63,22 +64,31 @@ class Explanation:
     outputs_again: tuple[Any, ...]  # f(x), from the transposed LinearizedDefinition
     input_cotangents: tuple[Any, ...]  # dft(ct)
     vjp: tuple[Any, ...]  # the zipped definition's results: f(x), then dft(ct)
+    provenance: bool = False  # each binding followed by where it came from
+    # id(a definition above) -> its vars' names from the user's code (names="source")
+    var_names: Mapping[int, Mapping[int, str]] = attrs.field(factory=dict)
 
     def sections(self) -> dict[str, str]:
         """Section key -> its text, in transcript order."""
+        shown = self._shown
         return {
-            "trace": str(self.traced),
-            "types": str(self.typed),
-            "rewrites": str(self.rewritten),
-            "linearized": str(self.linearized),
+            "trace": shown(self.traced),
+            "types": shown(self.typed),
+            "rewrites": shown(self.rewritten),
+            "linearized": shown(self.linearized),
             "f": show_values(self.outputs),
             "df": show_values(self.output_tangents),
-            "transposed": str(self.transposed),
+            "transposed": shown(self.transposed),
             "f_again": show_values(self.outputs_again),
             "dft": show_values(self.input_cotangents),
-            "zipped": str(self.zipped),
+            "zipped": shown(self.zipped),
             "vjp": show_values(self.vjp),
         }
+
+    def _shown(self, defn: Definition | LinearizedDefinition) -> str:
+        if isinstance(defn, LinearizedDefinition):
+            return f"{self._shown(defn.primal)}\n{self._shown(defn.linear)}"
+        return show_definition(defn, provenance=self.provenance, var_names=self.var_names.get(id(defn)))
 
     def show(self, keys: Sequence[str] | None = None) -> str:
         """The sections named by `keys` (all of them by default), each under its header."""
@@ -104,10 +114,21 @@ def explain(
     tangents: Sequence[Any] | None = None,
     cotangents: Sequence[Any] | None = None,
     seed: int = 0,
+    provenance: bool = False,
+    names: str | None = None,
 ) -> Explanation:
     """Run every stage on `f` at `arg_types`; evaluate at `inputs` (x), `tangents` (dx)
-    and output `cotangents` (ct), each one value per argument (per output for ct)."""
+    and output `cotangents` (ct), each one value per argument (per output for ct). With
+    `provenance`, every printed binding is followed by where it came from: the user's
+    line, and the stage's rule or the pass that emitted it (`linearize rule of sin`).
+    With `names="source"`, a value the function (or a helper it calls) assigned to a
+    variable prints under that name where it is unambiguous (`z` for `z = x + y`)."""
     check_function("explain", f)
+    if not isinstance(provenance, bool):
+        raise at(ShaxTypeError(f"explain: provenance must be a bool, got {provenance!r}"), current_source())
+    if names is not None and names != "source":
+        message = f"explain: names must be None (x0, x1, ...) or 'source' (the user's names), got {names!r}"
+        raise at(ShaxValueError(message), current_source())
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise at(ShaxValueError(f"explain: seed must be a non-negative int, got {seed!r}"), current_source())
     traced = trace(f, *arg_types)
@@ -124,9 +145,22 @@ def explain(
     outputs, output_tangents = evaluate_linearized(linearized, x, dx)
     outputs_again, input_cotangents = evaluate_linearized(transposed, x, ct)
     vjp = evaluate(zipped, *x, *ct)
+    var_names = {}
+    if names == "source":
+        user = source_names(f, arg_types)
+        n = len(typed.arg_types)
+        var_names = {
+            id(traced): user,
+            **{id(d): names_in(d, traced, user, primal_args=n) for d in (typed, rewritten, linearized.primal, zipped)},
+            **{
+                id(lin.linear): names_in(lin.linear, traced, user, primal=lin.primal)
+                for lin in (linearized, transposed)
+            },
+        }
     return Explanation(
         traced, typed, rewritten, linearized, transposed, zipped, x, dx, ct,
         tuple(outputs), tuple(output_tangents), tuple(outputs_again), tuple(input_cotangents), tuple(vjp),
+        provenance, var_names,
     )  # fmt: skip
 
 

@@ -39,12 +39,15 @@ def type_of(var: Var) -> TensorType:
 
 @attrs.frozen(repr=False)
 class Binding:
-    """`var = prim args`; `source` is the user's file:line that wrote the operation."""
+    """`var = prim args`; `source` is the user's file:line that wrote the operation, and
+    `origin` what emitted it: None for the user's own code (tracing), else a stage's rule
+    (`linearize rule of sin`), a pass (`materialize_broadcasts`) or what a residual saves."""
 
     var: Var
     prim: Primitive
     args: tuple[Var, ...]
     source: str | None = attrs.field(default=None, eq=False)
+    origin: str | None = attrs.field(default=None, eq=False)
 
     def __repr__(self) -> str:
         from shax.printing import show_binding

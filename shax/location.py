@@ -27,7 +27,7 @@ _LIBRARY_PARTS = (os.sep + "typeguard" + os.sep, os.sep + "attr" + os.sep, "<att
 _internal: dict[CodeType, bool] = {}
 
 
-def _is_internal(code: CodeType) -> bool:
+def is_library_code(code: CodeType) -> bool:
     try:
         return _internal[code]
     except KeyError:
@@ -44,7 +44,7 @@ def user_location() -> tuple[str, int] | None:
         code = frame.f_code
         internal = _internal.get(code)  # the cache read inline: a trace walks ~7 frames per operation
         if internal is None:
-            internal = _is_internal(code)
+            internal = is_library_code(code)
         if not internal:
             return code.co_filename, frame.f_lineno
         frame = frame.f_back
@@ -55,26 +55,27 @@ def user_frame_of(trace: TracebackType | None) -> tuple[str, int] | None:
     """(filename, line) of the innermost user frame of an exception's traceback."""
     found = None
     while trace is not None:
-        if not _is_internal(trace.tb_frame.f_code):
+        if not is_library_code(trace.tb_frame.f_code):
             found = trace.tb_frame.f_code.co_filename, trace.tb_lineno
         trace = trace.tb_next
     return found
 
 
 # While a stage (not user code) records operations for a binding, they are attributed
-# to that binding's source, the user's line that wrote it (None: no line): the innermost
-# stage's, in this thread (or task). Held as a 1-tuple, since None is a source too; the
-# variable itself is None outside stages.
-_stage_source: ContextVar[tuple[str | None] | None] = ContextVar("shax_stage_source", default=None)
+# to that binding's source, the user's line that wrote it (None: no line), and to their
+# origin, the rule recording them (`linearize rule of sin`; None: the user's code): the
+# innermost stage's, in this thread (or task). The variable is None outside stages.
+_stage_source: ContextVar[tuple[str | None, str | None] | None] = ContextVar("shax_stage_source", default=None)
 
 
 class attributed_to:
-    """`with attributed_to(binding.source):` operations recorded inside come from there."""
+    """`with attributed_to(binding.source, origin):` operations recorded inside come from
+    there, emitted by `origin`."""
 
     __slots__ = ("source", "token")
 
-    def __init__(self, source: str | None) -> None:
-        self.source = (source,)
+    def __init__(self, source: str | None, origin: str | None = None) -> None:
+        self.source = (source, origin)
 
     def __enter__(self) -> None:
         self.token = _stage_source.set(self.source)
@@ -89,6 +90,15 @@ def current_source() -> str | None:
     if attributed is not None:
         return attributed[0]
     return show_location(user_location())
+
+
+def current_attribution() -> tuple[str | None, str | None]:
+    """(source, origin) of an operation recorded now: the user's line and no origin in
+    the user's code; inside a stage, the binding's line and the rule recording it."""
+    attributed = _stage_source.get()
+    if attributed is not None:
+        return attributed
+    return show_location(user_location()), None
 
 
 def show_location(location: tuple[str, int] | None) -> str | None:

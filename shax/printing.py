@@ -12,7 +12,8 @@ Types print `f32[2, 6]`; static parameters print like Haskell's `show`: `[2,6]`,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -108,21 +109,45 @@ def _show_static(value: Any, names: dict[int, str] | None) -> str:
     return show_param(value)
 
 
-def show_var(var: Var) -> str:
-    return f"x{var.id}" if var.type is None else f"x{var.id} :: {var.type}"
+def show_var(var: Var, var_names: Mapping[int, str] | None = None) -> str:
+    """`x5 :: f32[2]`, or the var's name in `var_names` instead of `x5`."""
+    name = var_names.get(var.id, f"x{var.id}") if var_names else f"x{var.id}"
+    return name if var.type is None else f"{name} :: {var.type}"
 
 
-def show_binding(binding: Binding, names: dict[int, str] | None = None) -> str:
-    operation = [show_primitive(binding.prim, names), *(f"x{a.id}" for a in binding.args)]
-    return f"{show_var(binding.var)} = {' '.join(operation)}"
+def show_binding(
+    binding: Binding, names: dict[int, str] | None = None, var_names: Mapping[int, str] | None = None
+) -> str:
+    """`x5 = sin x4`; `names` names callees (by identity), `var_names` vars (by id)."""
+    shown = (lambda a: var_names.get(a.id, f"x{a.id}")) if var_names else (lambda a: f"x{a.id}")
+    operation = [show_primitive(binding.prim, names), *map(shown, binding.args)]
+    return f"{show_var(binding.var, var_names)} = {' '.join(operation)}"
 
 
-def show_definition(defn: Definition) -> str:
+def show_definition(defn: Definition, provenance: bool = False, var_names: Mapping[int, str] | None = None) -> str:
     """`defn` in the original's format, after every definition it calls (each once,
-    callees before their callers, named as `shown_names` says)."""
+    callees before their callers, named as `shown_names` says). With `provenance`, each
+    binding is followed by where it came from: `-- user.py:12, linearize rule of sin`;
+    `var_names` (var id -> name) names `defn`'s vars instead of `xN`."""
     callees = called_definitions(defn)
     names = shown_names(defn, callees)
-    return "\n".join(_show_one(d, names[id(d)], names) for d in [*callees, defn])
+    shown = [_show_one(d, names[id(d)], names, provenance) for d in callees]
+    return "\n".join([*shown, _show_one(defn, names[id(defn)], names, provenance, var_names)])
+
+
+def show_provenance(binding: Binding) -> str:
+    """Where `binding` came from: the user's line, and what emitted it (`traced`: the
+    user's code itself; `argument`: the definition's own)."""
+    origin = binding.origin or ("argument" if isinstance(binding.prim, Arg) else "traced")
+    return ", ".join(p for p in (_relative(binding.source), origin) if p)
+
+
+def _relative(source: str | None) -> str | None:
+    """`file:line` with the file relative to the working directory, when inside it."""
+    if source is None or not os.path.isabs(source):
+        return source
+    relative = os.path.relpath(source)
+    return source if relative.startswith("..") else relative
 
 
 def shown_names(defn: Definition, callees: list[Definition]) -> dict[int, str]:
@@ -164,14 +189,23 @@ def _uses(defn: Definition) -> Iterator[Definition]:
     return (used for b in defn.bindings for used in b.prim.subdefinitions())
 
 
-def _show_one(defn: Definition, name: str, names: dict[int, str]) -> str:
+def _show_one(
+    defn: Definition,
+    name: str,
+    names: dict[int, str],
+    provenance: bool = False,
+    var_names: Mapping[int, str] | None = None,
+) -> str:
     header = f"def {name}("
     indent = " " * len(header)
     args = [f"arg{k} :: {t}" for k, t in enumerate(defn.arg_types)]
     lines = [header + ", \n".join(args).replace("\n", "\n" + indent) + ") ="]
-    bindings = [show_binding(b, names) for b in defn.bindings]
+    bindings = [show_binding(b, names, var_names) for b in defn.bindings]
+    if provenance:
+        width = max(map(len, bindings), default=0)
+        bindings = [f"{text.ljust(width)}  -- {show_provenance(b)}" for text, b in zip(bindings, defn.bindings)]
     lines.extend(("  let " if k == 0 else "      ") + text for k, text in enumerate(bindings))
-    lines.append("  in [" + ", ".join(show_var(v) for v in defn.outputs) + "]")
+    lines.append("  in [" + ", ".join(show_var(v, var_names) for v in defn.outputs) + "]")
     return "\n".join(lines)
 
 

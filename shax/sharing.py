@@ -15,10 +15,14 @@ from shax.ir import Var
 from shax.tracer import Tracer
 
 
-def recover_sharing(builder: Builder, outputs: Sequence[Tracer], typed: bool = False) -> list[Var]:
+def recover_sharing(
+    builder: Builder, outputs: Sequence[Tracer], typed: bool = False, var_of: dict[int, Var] | None = None
+) -> list[Var]:
     """Emit a binding per node reachable from `outputs`; return the outputs' vars.
-    With `typed`, bindings carry the types the tracer computed (no need to infer them)."""
-    var_of: dict[int, Var] = {}  # id(node) -> the var bound to it
+    With `typed`, bindings carry the types the tracer computed (no need to infer them).
+    `var_of`, if given, is filled with id(node) -> the var bound to it."""
+    if var_of is None:
+        var_of = {}
     for output in outputs:
         if id(output) in var_of:
             continue
@@ -34,5 +38,5 @@ def recover_sharing(builder: Builder, outputs: Sequence[Tracer], typed: bool = F
             else:  # every operand is bound
                 stack.pop()
                 args = tuple([var_of[id(a)] for a in node.args])
-                var_of[id(node)] = builder.emit(node.prim, args, node.type if typed else None, node.source)
+                var_of[id(node)] = builder.emit(node.prim, args, node.type if typed else None, node.source, node.origin)
     return [var_of[id(o)] for o in outputs]

@@ -26,7 +26,7 @@ from shax import numpy_dispatch
 from shax.array_methods import ArrayMethods
 from shax.array_methods_reductions import ReductionMethods
 from shax.errors import ShaxError, ShaxTypeError, at, named
-from shax.location import current_source
+from shax.location import current_attribution, current_source
 from shax.primitive import Arg, DerivedInstance, Primitive, from_user_args, primitive_method
 from shax.primitives import Broadcast, Constant, ConvertElementType, Select
 from shax.rules.types import result_type
@@ -94,16 +94,23 @@ def new_trace(arg_types: Sequence[TensorType]) -> Iterator[Trace]:
 
 
 class Tracer(ArrayMethods, ReductionMethods, Operators):
-    __slots__ = ("trace", "prim", "args", "type", "source")
+    __slots__ = ("trace", "prim", "args", "type", "source", "origin")
 
     def __init__(
-        self, trace: Trace, prim: Primitive, args: tuple[Tracer, ...], type: TensorType, source: str | None
+        self,
+        trace: Trace,
+        prim: Primitive,
+        args: tuple[Tracer, ...],
+        type: TensorType,
+        source: str | None,
+        origin: str | None = None,
     ) -> None:
         self.trace = trace
         self.prim = prim
         self.args = args
         self.type = type
         self.source = source
+        self.origin = origin  # what recorded it (Binding.origin)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -209,12 +216,12 @@ def emit(trace: Trace, prim: Primitive, args: tuple[Tracer, ...]) -> Tracer:
     found = trace.table.get(key)
     if found is not None:
         return found
-    source = current_source()
+    source, origin = current_attribution()
     try:
         out_type = result_type(prim, *[a.type for a in args])
     except ShaxError as error:
         raise at(error, source) from None
-    node = trace.table[key] = Tracer(trace, prim, args, out_type, source)
+    node = trace.table[key] = Tracer(trace, prim, args, out_type, source, origin)
     return node
 
 

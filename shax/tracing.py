@@ -20,7 +20,7 @@ import typeguard
 from shax.builder import Builder
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.gcpause import collector_paused
-from shax.ir import Definition
+from shax.ir import Definition, Var
 from shax.location import current_source
 from shax.pytree import TreeDef, flatten, unflatten
 from shax.sharing import recover_sharing
@@ -63,8 +63,11 @@ def trace(f: Callable[..., Any], *arg_types: Any, name: str | None = None) -> De
     return traced.defn
 
 
-def trace_pytree(f: Callable[..., Any], arg_trees: Sequence[Any], name: str | None = None) -> Traced:
-    """Trace `f` on one tracer per leaf of `arg_trees` (leaves: TensorTypes or their printed form)."""
+def trace_pytree(
+    f: Callable[..., Any], arg_trees: Sequence[Any], name: str | None = None, var_of: dict[int, Var] | None = None
+) -> Traced:
+    """Trace `f` on one tracer per leaf of `arg_trees` (leaves: TensorTypes or their printed
+    form). `var_of`, if given, is filled with id(tracer) -> its var in the definition."""
     fname = name or function_name(f)
     try:
         leaves, in_tree = flatten(tuple(arg_trees), is_leaf=lambda x: isinstance(x, (TensorType, str)))
@@ -92,7 +95,7 @@ def trace_pytree(f: Callable[..., Any], arg_trees: Sequence[Any], name: str | No
                 message = f"trace: {fname} returned a non-tensor: {error}"
                 raise at(type(error)(message), function_location(f)) from None
         builder = Builder()
-        out_vars = recover_sharing(builder, outputs)
+        out_vars = recover_sharing(builder, outputs, var_of=var_of)
         defn = builder.build(fname, [*types, *(c.type for c in current.captured)], out_vars)
     return Traced(defn, in_tree, out_tree, tuple(current.captured))
 

@@ -36,15 +36,22 @@ def for_each_binding(
     step: Callable[[Binding], object],
     foreign_errors: bool = False,
     records: bool = True,
+    rules: bool = True,
 ) -> None:
     """`step` on each of `bindings` in order (see the module docstring). A walk whose steps
     record no operation (evaluation on numpy values) says so with `records=False` and
-    skips the attribution, its per-binding cost."""
+    skips the attribution, its per-binding cost. What a step records comes from the
+    stage's rule for the binding (`linearize rule of sin`), or, with `rules=False` (a
+    definition inlined by evaluation), from where the binding itself came from."""
     binding = None
     try:
-        if records:
+        if records and rules:
             for binding in bindings:
-                with attributed_to(binding.source):
+                with attributed_to(binding.source, f"{stage} rule of {binding.prim.name}"):
+                    step(binding)
+        elif records:
+            for binding in bindings:
+                with attributed_to(binding.source, binding.origin):
                     step(binding)
         else:
             for binding in bindings:

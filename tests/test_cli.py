@@ -105,3 +105,15 @@ def test_a_reader_that_stops_early_ends_it_quietly() -> None:
     demo.stdout.close()
     assert demo.stderr.read() == b""
     assert demo.wait() in (0, 1)  # 0 if it wrote everything before the pipe closed
+
+
+def test_explain_provenance_and_source_names(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["explain", "examples/medium.py:medium", "f32[6]", "f32[2,2]", "--stages", "trace,linearized"]
+    code, lines, _ = run(capsys, *argv, "--provenance", "--names", "source")
+    assert code == 0
+    bindings = [line for line in lines if " = " in line]
+    assert bindings and all(" -- " in line for line in bindings)
+    assert any("examples/medium.py:" in line and "linearize rule of sin" in line for line in lines)
+    assert any("let x0 = arg0" in line for line in lines)  # medium names its values x0, x1, ... itself
+    code, plain, _ = run(capsys, *argv)
+    assert code == 0 and not any(" -- " in line for line in plain)

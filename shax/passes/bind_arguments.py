@@ -40,7 +40,7 @@ def bind_arguments(defn: Definition, values: dict[int, np.ndarray]) -> Definitio
     for b in defn.bindings:
         if isinstance(b.prim, Arg):
             k = b.prim.index
-            b = Binding(b.var, Constant(values[k]) if k in values else Arg(position[k]), (), b.source)
+            b = Binding(b.var, Constant(values[k]) if k in values else Arg(position[k]), (), b.source, b.origin)
         bindings.append(b)
     return Definition(defn.name, tuple(defn.arg_types[k] for k in kept), tuple(bindings), defn.outputs)
 

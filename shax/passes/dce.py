@@ -52,7 +52,7 @@ def prune_calls(defn: Definition) -> Definition:
             kept = tuple(sorted(read[_call_site(b)]))
             if len(kept) < prim.num_outputs:
                 callee = pruned(prim.defn, kept)
-                b = Binding(b.var, Call(callee, kept.index(prim.output), prim.linear), b.args, b.source)
+                b = Binding(b.var, Call(callee, kept.index(prim.output), prim.linear), b.args, b.source, b.origin)
         bindings.append(b)
     result = Definition(defn.name, defn.arg_types, tuple(bindings), defn.outputs)
     return mark_well_typed(result) if is_well_typed(defn) else result

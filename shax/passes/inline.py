@@ -57,7 +57,7 @@ def inline(defn: Definition) -> Definition:
                 frame.env[binding.var.id] = outputs[prim.output]
             else:
                 args = [frame.env[a.id] for a in binding.args]
-                frame.env[binding.var.id] = builder.emit(prim, args, binding.var.type, binding.source)
+                frame.env[binding.var.id] = builder.emit(prim, args, binding.var.type, binding.source, binding.origin)
         else:  # the frame is done
             stack.pop()
             outputs = [frame.env[v.id] for v in frame.defn.outputs]

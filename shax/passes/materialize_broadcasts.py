@@ -27,6 +27,6 @@ def materialize_broadcasts(defn: Definition) -> Definition:
                 # numpy aligns trailing axes: input axis i is output axis R - r + i; size-1 axes stretch.
                 x = emit_typed(builder, Broadcast(range(len(shape) - rank, len(shape)), shape), (x,), binding.source)
             explicit.append(x)
-        return builder.emit(binding.prim, explicit, binding.var.type, binding.source)
+        return builder.emit(binding.prim, explicit, binding.var.type, binding.source, binding.origin)
 
     return rewrite("materialize_broadcasts", defn, materialize)

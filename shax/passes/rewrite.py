@@ -45,13 +45,14 @@ def check_input(pass_name: str, defn: Definition) -> None:
 
 def rewrite(pass_name: str, defn: Definition, rule: Rule) -> Definition:
     check_input(pass_name, defn)
-    return walk(defn, rule)
+    return walk(defn, rule, pass_name)
 
 
 @collector_paused()
-def walk(defn: Definition, rule: Rule) -> Definition:
-    """`defn` rebuilt by `rule`, binding by binding (`defn` must be well formed)."""
-    builder = Builder()
+def walk(defn: Definition, rule: Rule, origin: str | None = None) -> Definition:
+    """`defn` rebuilt by `rule`, binding by binding (`defn` must be well formed); the
+    bindings `rule` adds come from `origin` (the pass)."""
+    builder = Builder(origin)
     new_var: dict[int, Var] = {}  # input var id -> the output var holding its value
     for binding in defn.bindings:
         new_var[binding.var.id] = rule(builder, binding, tuple(new_var[a.id] for a in binding.args))

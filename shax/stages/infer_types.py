@@ -30,7 +30,9 @@ def infer_types(defn: Definition) -> Definition:
         t = binding_type(defn, binding, tuple([env.get(a.id) for a in binding.args]))
         env[binding.var.id] = t
         var = typed_vars[binding.var.id] = Var(binding.var.id, t)
-        typed.append(Binding(var, binding.prim, tuple([typed_vars[a.id] for a in binding.args]), binding.source))
+        typed.append(
+            Binding(var, binding.prim, tuple([typed_vars[a.id] for a in binding.args]), binding.source, binding.origin)
+        )
 
     with parts_checked("infer_types", defn):
         for_each_binding("infer_types", defn.bindings, infer, records=False)

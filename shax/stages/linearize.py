@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 import numpy as np
 
 import shax.rules.zeros  # noqa: F401 - registers the typeclass instance of symbolic zeros
@@ -83,8 +84,25 @@ def linearize(defn: Definition, wrt: Sequence[int] | None = None) -> LinearizedD
         tuple(Var(v.id) for v in linear_outputs),
     )
     primal_defn = definition_of(defn.name, defn.arg_types, [*outputs, *residuals])
+    linear_defn = residuals_marked(linear_defn, primal_defn, num_tangents, len(outputs))
     # Typed by the type rules as the traces recorded them, like definition_of's.
     return LinearizedDefinition(primal_defn, mark_well_typed(linear_defn), len(residuals))
+
+
+def residuals_marked(linear: Definition, primal: Definition, num_tangents: int, num_outputs: int) -> Definition:
+    """`linear` (its first `num_tangents` arguments tangents or cotangents, the others
+    residuals) with each residual argument's binding marked with the primal binding whose
+    value it receives (its origin, and its user's line)."""
+    saved = {v.id: None for v in primal.outputs[num_outputs:]}
+    found = {b.var.id: b for b in primal.bindings if b.var.id in saved}
+
+    def marked(b: Binding) -> Binding:
+        if not (isinstance(b.prim, Arg) and b.prim.index >= num_tangents):
+            return b
+        kept = found[primal.outputs[num_outputs + b.prim.index - num_tangents].id]
+        return attrs.evolve(b, source=kept.source, origin=f"residual: saves x{kept.var.id} of {primal.name}")
+
+    return attrs.evolve(linear, bindings=tuple(map(marked, linear.bindings)))
 
 
 def definition_of(name: str, arg_types: Sequence[TensorType], outputs: Sequence[Tracer]) -> Definition:
@@ -120,6 +138,9 @@ def _linearize_binding(
     primal, linear = cross.primal, cross.linear
     prim = binding.prim
     value = emit(primal, prim, tuple(operands))
+    # A copy of the binding (perhaps hash-consed with what a rule emitted before): it comes
+    # from where the binding came from, not from linearize's rule.
+    value.source, value.origin = binding.source, binding.origin
     if value.type != binding.var.type:
         raise ShaxTypeError(f"annotated {binding.var.type}, but the operation gives {value.type}")
     if operand_tangents and all(isinstance(t, Zero) for t in operand_tangents):
@@ -180,7 +201,7 @@ def _drop_unused_residuals(bindings: Sequence[Binding], num_tangents: int) -> tu
         return list(bindings), used
     renumber = {k: num_tangents + position for position, k in enumerate(used)}
     renumbered = [
-        Binding(b.var, Arg(renumber[b.prim.index]), b.args, b.source)
+        Binding(b.var, Arg(renumber[b.prim.index]), b.args, b.source, b.origin)
         if isinstance(b.prim, Arg) and b.prim.index in renumber
         else b
         for b in bindings

@@ -30,11 +30,12 @@ from shax.primitive import Arg, Linearity, MultiOutput, Primitive
 from shax.primitives import Constant
 from shax.rules.linearize import linearizing
 from shax.rules.transpose import Linear, check_linear_operands, transpose_rules
-from shax.stages.linearize import definition_of, zeros_in
+from shax.stages.linearize import definition_of, residuals_marked, zeros_in
 from shax.tracer import Trace, Tracer, emit, new_trace
 from shax.types import TensorType
 from shax.validation import check_linearized
 from shax.walker import for_each_binding
+from shax.well_typed import mark_well_typed
 
 
 class Kind(enum.Enum):
@@ -69,6 +70,8 @@ def transpose(lin: LinearizedDefinition) -> LinearizedDefinition:
             for k, t in enumerate(linear.arg_types[:num_tangents])
         ]
     transposed = definition_of(linear.name + "t", [*output_types, *residual_types], results)
+    num_outputs = len(lin.primal.outputs) - lin.num_residuals
+    transposed = mark_well_typed(residuals_marked(transposed, lin.primal, len(output_types), num_outputs))
     return LinearizedDefinition(lin.primal, transposed, lin.num_residuals)
 
 

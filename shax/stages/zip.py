@@ -39,7 +39,7 @@ def zip_definitions(lin: LinearizedDefinition) -> Definition:
             continue
         if isinstance(prim, Arg):
             prim = Arg(len(primal.arg_types) + prim.index)
-        linear_var[b.var.id] = builder.emit(prim, [linear_var[a.id] for a in b.args], b.var.type, b.source)
+        linear_var[b.var.id] = builder.emit(prim, [linear_var[a.id] for a in b.args], b.var.type, b.source, b.origin)
     outputs = [primal_var[v.id] for v in primal.outputs[:num_outputs]] + [linear_var[v.id] for v in linear.outputs]
     zipped = builder.build(
         f"{primal.name}_{linear.name}",
