@@ -96,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
         "--provenance", action="store_true", help="show beside each binding its line and the rule that emitted it"
     )
     sub.add_argument("--names", choices=["source"], help="source: print values under the names the function gave them")
+    sub.add_argument("--diff", action="store_true", help="show each stage as a diff from the one before")
     return parser
 
 
@@ -145,7 +146,9 @@ def _run(args: argparse.Namespace) -> None:
     types = [TensorType.parse(t) for t in args.types]
     if args.command == "explain":
         values = {"inputs": args.inputs, "tangents": args.tangents, "cotangents": args.cotangents}
-        shown = explain(function, *types, **values, seed=args.seed, provenance=args.provenance, names=args.names)
+        shown = explain(
+            function, *types, **values, seed=args.seed, provenance=args.provenance, names=args.names, diff=args.diff
+        )
         print(shown.show(args.stages))
         return
     defn = trace(function, *types)

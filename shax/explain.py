@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from shax.diff import diff as diff_of
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.evaluate import evaluate
 from shax.ir import Definition, LinearizedDefinition
@@ -67,10 +68,29 @@ class Explanation:
     provenance: bool = False  # each binding followed by where it came from
     # id(a definition above) -> its vars' names from the user's code (names="source")
     var_names: Mapping[int, Mapping[int, str]] = attrs.field(factory=dict)
+    # Each stage shown as a diff from the one before (diff=True), and the rewrites that
+    # changed nothing.
+    as_diffs: bool = False
+    unchanged_passes: tuple[str, ...] = ()
 
     def sections(self) -> dict[str, str]:
         """Section key -> its text, in transcript order."""
         shown = self._shown
+        if self.as_diffs:
+            nothing = ", ".join(self.unchanged_passes) or "none"
+            return {
+                "trace": shown(self.traced),
+                "types": str(diff_of(self.traced, self.typed)),
+                "rewrites": f"{diff_of(self.typed, self.rewritten)}\npasses that changed nothing: {nothing}",
+                "linearized": f"{diff_of(self.rewritten, self.linearized.primal)}\n{shown(self.linearized.linear)}",
+                "f": show_values(self.outputs),
+                "df": show_values(self.output_tangents),
+                "transposed": f"(primal: as linearized)\n{shown(self.transposed.linear)}",
+                "f_again": show_values(self.outputs_again),
+                "dft": show_values(self.input_cotangents),
+                "zipped": str(diff_of(self.transposed.primal, self.zipped)),
+                "vjp": show_values(self.vjp),
+            }
         return {
             "trace": shown(self.traced),
             "types": shown(self.typed),
@@ -116,16 +136,21 @@ def explain(
     seed: int = 0,
     provenance: bool = False,
     names: str | None = None,
+    diff: bool = False,
 ) -> Explanation:
     """Run every stage on `f` at `arg_types`; evaluate at `inputs` (x), `tangents` (dx)
     and output `cotangents` (ct), each one value per argument (per output for ct). With
     `provenance`, every printed binding is followed by where it came from: the user's
     line, and the stage's rule or the pass that emitted it (`linearize rule of sin`).
     With `names="source"`, a value the function (or a helper it calls) assigned to a
-    variable prints under that name where it is unambiguous (`z` for `z = x + y`)."""
+    variable prints under that name where it is unambiguous (`z` for `z = x + y`). With
+    `diff`, each stage prints as a diff from the one before (`shax.diff`), and the
+    rewrites that changed nothing are listed."""
     check_function("explain", f)
     if not isinstance(provenance, bool):
         raise at(ShaxTypeError(f"explain: provenance must be a bool, got {provenance!r}"), current_source())
+    if not isinstance(diff, bool):
+        raise at(ShaxTypeError(f"explain: diff must be a bool, got {diff!r}"), current_source())
     if names is not None and names != "source":
         message = f"explain: names must be None (x0, x1, ...) or 'source' (the user's names), got {names!r}"
         raise at(ShaxValueError(message), current_source())
@@ -157,11 +182,24 @@ def explain(
                 for lin in (linearized, transposed)
             },
         }
+    unchanged_passes = _unchanged_passes(typed) if diff else ()
     return Explanation(
         traced, typed, rewritten, linearized, transposed, zipped, x, dx, ct,
         tuple(outputs), tuple(output_tangents), tuple(outputs_again), tuple(input_cotangents), tuple(vjp),
-        provenance, var_names,
+        provenance, var_names, diff, unchanged_passes,
     )  # fmt: skip
+
+
+def _unchanged_passes(typed: Definition) -> tuple[str, ...]:
+    """The rewrites that change nothing, each applied after the ones before it."""
+    unchanged = []
+    current = typed
+    for name in REWRITES:
+        after = apply_passes(current, [name])
+        if not diff_of(current, after).changed:
+            unchanged.append(name)
+        current = after
+    return tuple(unchanged)
 
 
 def _values(

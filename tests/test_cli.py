@@ -117,3 +117,11 @@ def test_explain_provenance_and_source_names(capsys: pytest.CaptureFixture[str])
     assert any("let x0 = arg0" in line for line in lines)  # medium names its values x0, x1, ... itself
     code, plain, _ = run(capsys, *argv)
     assert code == 0 and not any(" -- " in line for line in plain)
+
+
+def test_explain_diff_shows_the_rewrites_as_a_diff(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["explain", "examples/medium.py:medium", "f32[6]", "f32[2,2]", "--stages", "rewrites", "--diff"]
+    code, lines, _ = run(capsys, *argv)
+    assert code == 0
+    assert lines[1:3] == ["--- medium", "+++ medium  (8 added, 2 removed, 2 changed, 11 unchanged)"]
+    assert "- x7 :: f32[2, 2] = dot x5 x6" in lines and lines[-1] == "passes that changed nothing: none"

@@ -209,6 +209,10 @@ SHAX: dict[str, Call] = {
     "GradGraphInfo.fwd_parent_ins_to_grad_parent_outs": Call(
         GRAD_INFO.fwd_parent_ins_to_grad_parent_outs, (CALL_INFO, GRAD_CALL_INFO)
     ),
+    "diff": Call(shax.diff, (PAIR, LIN), {"context": 2}),
+    "explain (provenance, names, diff)": Call(
+        shax.explain, (loss, f32[3]), {"provenance": True, "names": "source", "diff": True}, variadic=True
+    ),
 }
 STAGES: dict[str, Call] = {
     "batch": Call(stages.batch, (TYPED, 0, 2, 0)),
@@ -253,6 +257,7 @@ NOT_CALLED = {
     "extend": "declares primitives for the whole process; tests/test_extend.py covers its errors",
     "CallSiteInfo": "made by call_with_info (its graph_to_parent has a driver)",
     "GradGraphInfo": "made by autodiff (its methods have drivers)",
+    "Diff": "made by diff",
 }
 NAMESPACES = {
     "stages": (stages, STAGES),
