@@ -97,6 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("--names", choices=["source"], help="source: print values under the names the function gave them")
     sub.add_argument("--diff", action="store_true", help="show each stage as a diff from the one before")
+    sub.add_argument("--html", metavar="OUT", help="also write every stage as a self-contained HTML page to OUT")
     return parser
 
 
@@ -150,6 +151,8 @@ def _run(args: argparse.Namespace) -> None:
             function, *types, **values, seed=args.seed, provenance=args.provenance, names=args.names, diff=args.diff
         )
         print(shown.show(args.stages))
+        if args.html:
+            Path(args.html).write_text(shown.to_html(), encoding="utf-8")
         return
     defn = trace(function, *types)
     print(defn if args.command == "trace" else infer_types(defn))

@@ -58,6 +58,11 @@ class Diff:
         ]
         return "\n".join([*header, *(f"{mark} {text}" if mark != "." else f"  {text}" for mark, text in self.lines)])
 
+    def _repr_html_(self) -> str:  # Jupyter
+        from shax.html import diff_html
+
+        return diff_html(self)
+
     def _repr_pretty_(self, printer: object, cycle: bool) -> None:  # IPython
         printer.text(str(self))  # type: ignore[attr-defined]
 

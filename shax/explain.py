@@ -126,6 +126,17 @@ class Explanation:
     def __str__(self) -> str:
         return self.show()
 
+    def _repr_html_(self) -> str:  # Jupyter: each stage collapsible, bindings linked by provenance
+        from shax.html import explanation_html
+
+        return explanation_html(self)
+
+    def to_html(self) -> str:
+        """The whole page `shax explain ... --html OUT` writes: every stage, self-contained."""
+        from shax.html import explanation_html, page
+
+        return page(explanation_html(self), f"shax explain {self.traced.name}")
+
 
 def explain(
     f: Callable[..., Any],

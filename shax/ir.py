@@ -87,6 +87,11 @@ class Definition:
 
     __repr__ = __str__
 
+    def _repr_html_(self) -> str:  # Jupyter: bindings that highlight their provenance on a click
+        from shax.html import definition_html
+
+        return definition_html(self)
+
 
 @attrs.frozen(repr=False)
 class LinearizedDefinition:
@@ -102,3 +107,8 @@ class LinearizedDefinition:
         return f"{self.primal}\n{self.linear}"
 
     __repr__ = __str__
+
+    def _repr_html_(self) -> str:  # Jupyter
+        from shax.html import definition_html
+
+        return definition_html(self)
