@@ -101,6 +101,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _progress() -> Callable[[str], None] | None:
+    """On a terminal, a line on stderr naming the step explain is in (a large program takes
+    seconds per stage); elsewhere (a pipe, a file, a test) nothing."""
+    if not sys.stderr.isatty():
+        return None
+    return lambda step: print(f"\r\033[Kexplain: {step}...", end="", file=sys.stderr, flush=True)
+
+
 def _values(text: str) -> list[Any]:
     try:
         values = json.loads(text)
@@ -147,9 +155,13 @@ def _run(args: argparse.Namespace) -> None:
     types = [TensorType.parse(t) for t in args.types]
     if args.command == "explain":
         values = {"inputs": args.inputs, "tangents": args.tangents, "cotangents": args.cotangents}
+        progress = _progress()
         shown = explain(
-            function, *types, **values, seed=args.seed, provenance=args.provenance, names=args.names, diff=args.diff
-        )
+            function, *types, **values, seed=args.seed, provenance=args.provenance, names=args.names, diff=args.diff,
+            progress=progress,
+        )  # fmt: skip
+        if progress is not None:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)  # the progress line, cleared
         print(shown.show(args.stages))
         if args.html:
             Path(args.html).write_text(shown.to_html(), encoding="utf-8")

@@ -148,6 +148,7 @@ def explain(
     provenance: bool = False,
     names: str | None = None,
     diff: bool = False,
+    progress: Callable[[str], object] | None = None,
 ) -> Explanation:
     """Run every stage on `f` at `arg_types`; evaluate at `inputs` (x), `tangents` (dx)
     and output `cotangents` (ct), each one value per argument (per output for ct). With
@@ -156,7 +157,8 @@ def explain(
     With `names="source"`, a value the function (or a helper it calls) assigned to a
     variable prints under that name where it is unambiguous (`z` for `z = x + y`). With
     `diff`, each stage prints as a diff from the one before (`shax.diff`), and the
-    rewrites that changed nothing are listed."""
+    rewrites that changed nothing are listed. `progress`, if given, is called with the
+    name of each step as it begins (the CLI shows them on a terminal)."""
     check_function("explain", f)
     if not isinstance(provenance, bool):
         raise at(ShaxTypeError(f"explain: provenance must be a bool, got {provenance!r}"), current_source())
@@ -167,12 +169,20 @@ def explain(
         raise at(ShaxValueError(message), current_source())
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise at(ShaxValueError(f"explain: seed must be a non-negative int, got {seed!r}"), current_source())
+    report = progress or (lambda stage: None)
+    report("tracing")
     traced = trace(f, *arg_types)
+    report("type inference")
     typed = infer_types(traced)
+    report("rewrites")
     rewritten = apply_passes(typed, REWRITES)
+    report("linearize")
     linearized = linearize(rewritten)
+    report("transpose")
     transposed = transpose(linearized)
+    report("zip")
     zipped = zip_definitions(transposed)
+    report("evaluation")
     rng = np.random.default_rng(seed)
     output_types = rewritten.output_types()
     x = _values("inputs", typed.arg_types, inputs, rng)
@@ -183,6 +193,7 @@ def explain(
     vjp = evaluate(zipped, *x, *ct)
     var_names = {}
     if names == "source":
+        report("names")
         user = source_names(f, arg_types)
         n = len(typed.arg_types)
         var_names = {
@@ -193,6 +204,8 @@ def explain(
                 for lin in (linearized, transposed)
             },
         }
+    if diff:
+        report("diffs")
     unchanged_passes = _unchanged_passes(typed) if diff else ()
     return Explanation(
         traced, typed, rewritten, linearized, transposed, zipped, x, dx, ct,

@@ -3,6 +3,8 @@ bad input exits with status 1 and a one-line message on stderr."""
 
 from __future__ import annotations
 
+import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -125,3 +127,19 @@ def test_explain_diff_shows_the_rewrites_as_a_diff(capsys: pytest.CaptureFixture
     assert code == 0
     assert lines[1:3] == ["--- medium", "+++ medium  (8 added, 2 removed, 2 changed, 11 unchanged)"]
     assert "- x7 :: f32[2, 2] = dot x5 x6" in lines and lines[-1] == "passes that changed nothing: none"
+
+
+def test_explain_shows_its_progress_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    shown: list[str] = []
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert main(["explain", "examples/medium.py:medium", "f32[6]", "f32[2,2]", "--stages", "f", "--diff"]) == 0
+    shown = re.findall(r"explain: ([a-z ]+)\.\.\.", terminal.getvalue())
+    assert shown == ["tracing", "type inference", "rewrites", "linearize", "transpose", "zip", "evaluation", "diffs"]
+    assert terminal.getvalue().endswith("\r\033[K")  # cleared at the end
