@@ -22,6 +22,8 @@ from shax.transforms import (
     autodiff,
     call,
     call_with_info,
+    custom_jvp,
+    custom_vjp,
     grad,
     jit,
     jvp,
@@ -39,5 +41,5 @@ __all__ = [
     "ShaxValueError", "TensorType", "Tracer", "Var", "bool_", "evaluate", "explain", "f32", "f64", "i32",
     "i64", "u8", "grad", "jit", "jvp", "linearize", "nn", "numpy", "optimizers", "passes", "primitives", "stages",
     "trace", "value_and_grad", "vjp", "vmap", "xpr", "CallSiteInfo", "call", "call_with_info", "subgraph",
-    "GradGraphInfo", "autodiff", "Diff", "diff",
+    "GradGraphInfo", "autodiff", "Diff", "diff", "custom_jvp", "custom_vjp",
 ]  # fmt: skip

@@ -24,9 +24,12 @@ import weakref
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
+import attrs
+import numpy as np
+
 from shax.codegen import Compiled, compile_definition
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
-from shax.passes import cleanup
+from shax.passes import bind_arguments, cleanup
 from shax.primitive import Arg
 from shax.stages import batch, infer_types, linearize, transpose
 from shax.well_typed import mark_well_typed
@@ -99,6 +102,82 @@ def _transposed(defn: Definition, linear: int) -> Definition:
 def batched(defn: Definition, dims: tuple[int | None, ...], size: int) -> Definition:
     """`defn` over a batch of `size`, its arguments batched at `dims`, outputs at axis 0."""
     return _cached(defn, ("batched", dims, size), lambda: cleanup(batch(defn, list(dims), size, 0)))
+
+
+def custom_derivative(defn: Definition, rule: Definition) -> LinearizedDefinition:
+    """A custom_jvp function's derivative from its rule, `rule(primals, tangents) ->
+    (outputs, output tangents)`, linear in the tangents: linearized in its float tangents,
+    its primal at zero tangents is the forward definition (the outputs, then the
+    activations), its linear part's output tangents the linear definition."""
+    return _cached(rule, ("custom_derivative", id(defn)), lambda: _custom_derivative(defn, rule))
+
+
+def _custom_derivative(defn: Definition, rule: Definition) -> LinearizedDefinition:
+    n, m = len(defn.arg_types), len(defn.outputs)
+    lin = linearize(rule, [n + k for k in wrt(defn)])
+    zeros = {n + k: np.zeros(t.shape, t.dtype.numpy) for k, t in enumerate(defn.arg_types)}
+    primal = bind_arguments(lin.primal, zeros)
+    outputs = (*primal.outputs[:m], *primal.outputs[2 * m :])  # not the output tangents (zeros)
+    forward = cleanup(attrs.evolve(primal, name=rule.name, outputs=outputs))
+    linear = cleanup(attrs.evolve(lin.linear, name="d" + rule.name, outputs=lin.linear.outputs[m:]))
+    return LinearizedDefinition(mark_well_typed(forward), mark_well_typed(linear), lin.num_residuals)
+
+
+def batched_cotangents(
+    bwd: Definition, in_dims: tuple[int | None, ...], out_dims: tuple[int | None, ...], size: int
+) -> Definition:
+    """A custom_vjp function's bwd over a batch of `size`: its residuals and output
+    cotangents batched at `in_dims`, its argument cotangents at `out_dims`, the
+    arguments' batch axes (summed over the batch for an argument not batched)."""
+    key = ("batched_cotangents", in_dims, out_dims, size)
+    return _cached(bwd, key, lambda: _batched_cotangents(bwd, in_dims, out_dims, size))
+
+
+def _batched_cotangents(
+    bwd: Definition, in_dims: tuple[int | None, ...], out_dims: tuple[int | None, ...], size: int
+) -> Definition:
+    import typeclasses as tc
+    from shax.evaluate import evaluate
+    from shax.tracing import trace
+
+    inner = batched(bwd, in_dims, size)
+
+    def moved(*leaves: Any) -> list[Any]:
+        cotangents = evaluate(inner, *leaves)
+        return [_at_axis(tc, ct, d) for ct, d in zip(cotangents, out_dims)]
+
+    return cleanup(infer_types(trace(moved, *inner.arg_types, name=bwd.name)))
+
+
+def custom_vjp_jvp(bwd: Definition, num_residuals: int) -> Definition:
+    """The forward derivative a custom_vjp function's bwd implies, where bwd is linear in
+    the cotangents: its transpose, taking one tangent per bwd output (per argument of the
+    function), then the residuals, and returning the output tangents."""
+    return _cached(bwd, ("custom_vjp_jvp", num_residuals), lambda: _custom_vjp_jvp(bwd, num_residuals))
+
+
+def _custom_vjp_jvp(bwd: Definition, num_residuals: int) -> Definition:
+    from shax.evaluate import evaluate
+    from shax.tracing import trace
+
+    r = num_residuals
+    m = len(bwd.arg_types) - r
+
+    def cotangents_first(*args: Any) -> list[Any]:
+        return evaluate(bwd, *args[m:], *args[:m])
+
+    reordered = cleanup(infer_types(trace(cotangents_first, *bwd.arg_types[r:], *bwd.arg_types[:r], name=bwd.name)))
+    return transposed(reordered, m)
+
+
+def _at_axis(tc: Any, ct: Any, axis: int | None) -> Any:
+    """`ct`, batched at axis 0, summed over the batch (None) or moved to `axis`."""
+    if axis is None:
+        return tc.reduce_sum(ct, [0])
+    if axis == 0:
+        return ct
+    perm = [*range(1, axis + 1), 0, *range(axis + 1, ct.type.rank)]
+    return tc.transpose(ct, perm)
 
 
 def pruned(defn: Definition, outputs: tuple[int, ...]) -> Definition:

@@ -20,8 +20,8 @@ import attrs
 import numpy as np
 
 from shax.ir import Binding, Definition, Var
-from shax.primitives import SMALL_CONSTANT, Arg, Call, Constant, DotGeneral, Primitive
-from shax.types import DType
+from shax.primitives import SMALL_CONSTANT, Arg, Call, Constant, DotGeneral, Primitive, Rule
+from shax.types import DType, TensorType
 
 
 def show_float(x: Any) -> str:
@@ -104,7 +104,11 @@ def _show_static(value: Any, names: dict[int, str] | None) -> str:
     """A static parameter; a definition shows as its printed name (it is printed before)."""
     if isinstance(value, Definition):
         return (names or {}).get(id(value), value.name)
-    if isinstance(value, tuple) and any(isinstance(v, Definition) for v in value):
+    if isinstance(value, (str, TensorType)):
+        return str(value)
+    if isinstance(value, Rule):  # a rule traced when needed (custom derivatives): its name until then
+        return value.name if value.traced is None else _show_static(value.traced, names)
+    if isinstance(value, tuple) and any(isinstance(v, (Definition, TensorType)) for v in value):
         return "[" + ",".join(_show_static(v, names) for v in value) + "]"
     return show_param(value)
 

@@ -34,6 +34,8 @@ import numpy as np
 import shax
 from shax import primitives as P
 from shax.ir import Definition
+from shax.rules.evaluate import eval_rules
+from shax.tracer import apply as apply_primitive
 from shax.types import DTYPES, INTEGERS, DType, TensorType, bool_, f32, f64, i32, u8
 from typeclasses import (
     abs,
@@ -244,6 +246,51 @@ def calling(function: Callable[..., Any], output: int) -> Callable[..., Any]:
         return shax.call(_callee(function, declared), *operands)[output]
 
     apply.__name__ = f"call_{function.__name__.strip('_')}_{output}"
+    return apply
+
+
+# (sin x · y, sin x − y) with derivative rules of its own: a custom_jvp rule, and a
+# custom_vjp fwd and bwd (linear in the cotangents, so its forward derivative exists too).
+@shax.custom_jvp
+def _custom_sin_times(x: Any, y: Any) -> tuple[Any, Any]:
+    return _sin_times(x, y)
+
+
+@_custom_sin_times.defjvp
+def _custom_sin_times_jvp(primals: Any, tangents: Any) -> Any:
+    (x, y), (dx, dy) = primals, tangents
+    s, c = sin(x), cos(x)
+    return _custom_sin_times(x, y), (mul(mul(c, dx), y) + mul(s, dy), mul(c, dx) - dy)
+
+
+@shax.custom_vjp
+def _vjp_sin_times(x: Any, y: Any) -> tuple[Any, Any]:
+    return _sin_times(x, y)
+
+
+def _sin_times_bwd(res: Any, cts: Any) -> tuple[Any, Any]:
+    c, s, y = res
+    g0, g1 = cts
+    return mul(c, mul(y, g0) + g1), mul(s, g0) - g1
+
+
+_vjp_sin_times.defvjp(lambda x, y: (_vjp_sin_times(x, y), (cos(x), sin(x), y)), _sin_times_bwd)
+
+
+def _linear_sin_times(output: int) -> Callable[..., Any]:
+    """`custom_vjp_linear` of `_sin_times_bwd` on (dx, dy, cos x, sin x, y), as linearize
+    writes it for `_vjp_sin_times`."""
+
+    def apply(*operands: Any) -> Any:
+        types = tuple(o.type if isinstance(o, shax.Tracer) else TensorType.of(o) for o in operands)
+        out = TensorType(types[0].dtype, tuple(np.broadcast_shapes(*(t.shape for t in types))))
+        bwd = _callee(lambda c, s, y, g0, g1: _sin_times_bwd((c, s, y), (g0, g1)), (*types[2:], out, out))
+        prim = P.CustomVJPLinear(bwd, "sin_times", (out, out), (0, 1), output)
+        if any(isinstance(o, shax.Tracer) for o in operands):
+            return apply_primitive(prim, *operands)
+        return eval_rules[prim](prim, operands)[output]
+
+    apply.__name__ = f"custom_vjp_linear_{output}"
     return apply
 
 
@@ -489,6 +536,36 @@ ROWS: list[Spec] = [
             Case("scalar", calling(_sin_times, 1), ((), ())),
         ),
         (REAL, REAL),
+        FLOATS,
+    ),
+    Spec(
+        P.CustomJVP,
+        (
+            Case("output0", lambda x, y: _custom_sin_times(x, y)[0], ((2, 3), (2, 3))),
+            Case("output1", lambda x, y: _custom_sin_times(x, y)[1], ((2, 3), (2, 3))),
+            Case("scalar", lambda x, y: _custom_sin_times(x, y)[0], ((), ())),
+        ),
+        (REAL, REAL),
+        FLOATS,
+    ),
+    Spec(
+        P.CustomVJP,
+        (
+            Case("output0", lambda x, y: _vjp_sin_times(x, y)[0], ((2, 3), (2, 3))),
+            Case("output1", lambda x, y: _vjp_sin_times(x, y)[1], ((2, 3), (2, 3))),
+            Case("scalar", lambda x, y: _vjp_sin_times(x, y)[1], ((), ())),
+        ),
+        (REAL, REAL),
+        FLOATS,
+    ),
+    Spec(
+        P.CustomVJPLinear,
+        (
+            Case("output0", _linear_sin_times(0), ((2, 3),) * 5),
+            Case("output1", _linear_sin_times(1), ((2, 3),) * 5),
+            Case("scalar", _linear_sin_times(0), ((),) * 5),
+        ),
+        (REAL,) * 5,
         FLOATS,
     ),
 ]

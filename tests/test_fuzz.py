@@ -137,6 +137,19 @@ def gradient_at_call_site(defn: Any, x: Any, y: Any, seed: Any) -> Any:
     return shax.call(info.graph, seed, inputs_dict=info.inputs_dict(forward))
 
 
+def custom_jvp_call(fn: Any, *args: Any) -> Any:
+    """`fn` given a rule (its own derivative, by autodiff) and called under grad-like use."""
+    f = shax.custom_jvp(fn)
+    f.defjvp(lambda primals, tangents: shax.jvp(fn, tuple(primals), tuple(tangents)))
+    return f(*args)
+
+
+def custom_vjp_call(fn: Any, *args: Any) -> Any:
+    f = shax.custom_vjp(fn)
+    f.defvjp(lambda *a: shax.vjp(fn, *a), lambda vjp_fn, ct: vjp_fn(ct))
+    return f(*args)
+
+
 def run_cli(*argv: str) -> int:
     try:
         return main(list(argv))
@@ -210,6 +223,8 @@ SHAX: dict[str, Call] = {
         GRAD_INFO.fwd_parent_ins_to_grad_parent_outs, (CALL_INFO, GRAD_CALL_INFO)
     ),
     "diff": Call(shax.diff, (PAIR, LIN), {"context": 2}),
+    "custom_jvp": Call(custom_jvp_call, (pair, X, Y), variadic=True, variants=(inside_trace(custom_jvp_call),)),
+    "custom_vjp": Call(custom_vjp_call, (pair, X, Y), variadic=True, variants=(inside_trace(custom_vjp_call),)),
     "explain (provenance, names, diff)": Call(
         shax.explain, (loss, f32[3]), {"provenance": True, "names": "source", "diff": True}, variadic=True
     ),

@@ -8,6 +8,7 @@ from shax.primitives import (  # families
     concatenate,
     constant,
     convert,
+    custom,  # noqa: E402 - after call, whose Call it uses
     dot,
     elementwise_more,
     gather,
@@ -21,6 +22,7 @@ from shax.primitives.call import *  # noqa: F403
 from shax.primitives.concatenate import *  # noqa: F403
 from shax.primitives.constant import *  # noqa: F403 - each family module lists its primitives in __all__
 from shax.primitives.convert import *  # noqa: F403
+from shax.primitives.custom import *  # noqa: F403,E402
 from shax.primitives.dot import *  # noqa: F403
 from shax.primitives.elementwise import Pointwise, elementwise
 from shax.primitives.elementwise_more import *  # noqa: F403
@@ -36,3 +38,4 @@ __all__ += (
     call.__all__ + concatenate.__all__ + constant.__all__ + dot.__all__ + elementwise_more.__all__ + pointwise.__all__
 )
 __all__ += convert.__all__ + gather.__all__ + reduce.__all__ + rev.__all__ + shape.__all__ + sort.__all__
+__all__ += custom.__all__

@@ -4,6 +4,7 @@ of them builds. They nest: an inner transform's definition, evaluated on the out
 transform's tracers, inlines into the outer trace."""
 
 from shax.transforms.autodiff import grad, jvp, linearize, value_and_grad, vjp
+from shax.transforms.custom import custom_jvp, custom_vjp
 from shax.transforms.grad_graph import GradGraphInfo, autodiff
 from shax.transforms.jit import jit
 from shax.transforms.subgraph import CallSiteInfo, call, call_with_info, subgraph
@@ -25,4 +26,6 @@ __all__ = [
     "vjp",
     "vmap",
     "xpr",
+    "custom_jvp",
+    "custom_vjp",
 ]
