@@ -16,6 +16,7 @@ from shax.primitives import (  # families
     rev,
     shape,
     sort,
+    stop_gradient,
 )
 from shax.primitives.call import *  # noqa: F403
 from shax.primitives.concatenate import *  # noqa: F403
@@ -30,9 +31,11 @@ from shax.primitives.reduce import *  # noqa: F403
 from shax.primitives.rev import *  # noqa: F403
 from shax.primitives.shape import *  # noqa: F403
 from shax.primitives.sort import *  # noqa: F403
+from shax.primitives.stop_gradient import *  # noqa: F403
 
 __all__ = ["Arg", "Linearity", "Pointwise", "Primitive", "all_primitives", "elementwise"]
 __all__ += (
     call.__all__ + concatenate.__all__ + constant.__all__ + dot.__all__ + elementwise_more.__all__ + pointwise.__all__
 )
 __all__ += convert.__all__ + gather.__all__ + reduce.__all__ + rev.__all__ + shape.__all__ + sort.__all__
+__all__ += stop_gradient.__all__
