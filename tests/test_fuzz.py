@@ -137,6 +137,30 @@ def gradient_at_call_site(defn: Any, x: Any, y: Any, seed: Any) -> Any:
     return shax.call(info.graph, seed, inputs_dict=info.inputs_dict(forward))
 
 
+def with_options(transform: Callable[..., Any]) -> Callable[..., Any]:
+    """`transform(fn, argnums=, has_aux=)(*args)`."""
+    return lambda fn, argnums, has_aux, *args: transform(fn, argnums=argnums, has_aux=has_aux)(*args)
+
+
+def by_keyword(transform: Callable[..., Any]) -> Callable[..., Any]:
+    """`transform(fn)(*args, **kwargs)`: arguments by keyword."""
+    return lambda fn, *args, **kwargs: transform(fn)(*args, **kwargs)
+
+
+def static_jit(fn: Any, static_argnums: Any, static_argnames: Any, *args: Any, **kwargs: Any) -> Any:
+    return shax.jit(fn, static_argnums=static_argnums, static_argnames=static_argnames)(*args, **kwargs)
+
+
+def energy_aux(x: Any, y: Any) -> Any:
+    return energy(x, y), {"pair": pair(x, y), "y": (y,)}
+
+
+def scaled(x: Any, n: Any, *, scale: Any = 1.0) -> Any:
+    for _ in range(n if isinstance(n, int) and 0 <= n < 4 else 1):
+        x = typeclasses.mul(x, scale)
+    return x
+
+
 def run_cli(*argv: str) -> int:
     try:
         return main(list(argv))
@@ -209,6 +233,21 @@ SHAX: dict[str, Call] = {
     "GradGraphInfo.fwd_parent_ins_to_grad_parent_outs": Call(
         GRAD_INFO.fwd_parent_ins_to_grad_parent_outs, (CALL_INFO, GRAD_CALL_INFO)
     ),
+    # JAX's transform options
+    "grad (argnums, has_aux)": Call(with_options(shax.grad), (energy_aux, (0, -1), True, X, Y), variadic=True),
+    "value_and_grad (argnums, has_aux)": Call(
+        with_options(shax.value_and_grad), (energy_aux, -1, True, X, Y), variadic=True
+    ),
+    "vjp (has_aux)": Call(shax.vjp, (energy_aux, X, Y), {"has_aux": True}, variadic=True),
+    "jvp (has_aux)": Call(shax.jvp, (energy_aux, (X, Y), (Y, X)), {"has_aux": True}),
+    "linearize (has_aux)": Call(shax.linearize, (energy_aux, X, Y), {"has_aux": True}, variadic=True),
+    "jit (static arguments)": Call(static_jit, (scaled, 1, "scale", X, 2), {"scale": 0.5}, variadic=True),
+    "jit (keywords)": Call(by_keyword(shax.jit), (pair, X), {"y": Y}, variadic=True),
+    "grad (keywords)": Call(by_keyword(shax.grad), (energy, X), {"y": Y}, variadic=True),
+    "jacfwd": Call(with_options(shax.jacfwd), (pair, (0, 1), False, X, Y), variadic=True),
+    "jacrev": Call(with_options(shax.jacrev), (pair, 0, False, X, Y), variadic=True),
+    "hessian": Call(with_options(shax.hessian), (energy, -1, False, X, Y), variadic=True),
+    "stop_gradient": Call(shax.stop_gradient, (X,), variants=(inside_trace(shax.stop_gradient, first=0),)),
 }
 STAGES: dict[str, Call] = {
     "batch": Call(stages.batch, (TYPED, 0, 2, 0)),

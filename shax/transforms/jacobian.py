@@ -14,6 +14,7 @@ O + I. f is traced once per argument types (cached like every transform); the pr
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
@@ -46,8 +47,13 @@ class Jacobian(Transformed):
 
     def __init__(self, fn: Callable[..., Any], argnums: Wrt = 0, has_aux: bool = False) -> None:
         super().__init__(fn)
+        if argnums is None:  # JAX's: no default of every parameter here
+            raise at(
+                ShaxTypeError(f"{self.kind}: argnums must be an int or a tuple of ints, got None"), current_source()
+            )
         self.choice = checked_choice(self.kind, None, argnums)
         self.has_aux = checked_has_aux(self.kind, has_aux)
+        self.user_fn = fn  # the user's function: tracing checks calls against it, and errors point at it
 
     def key(self) -> Hashable:
         return (self.choice, self.has_aux)
@@ -69,6 +75,7 @@ class Jacobian(Transformed):
             return jacobian(self.kind, self.fn, args, chosen, single, self.has_aux)
 
         body.__name__ = self.__name__
+        body.__wrapped__ = self.user_fn  # type: ignore[attr-defined]
         staging = stage(body, in_tree, types)
         return _BuiltJacobian(Program(passes.cleanup(staging.typed)), staging.captured, staging.out_tree)
 
@@ -79,7 +86,13 @@ class JacRev(Jacobian):
 
 
 class Hessian(Jacobian):
+    """`hessian(f)`: `jacfwd(jacrev(f))`, named and located as f."""
+
     kind = "hessian"
+
+    def __init__(self, fn: Callable[..., Any], argnums: Wrt = 0, has_aux: bool = False) -> None:
+        super().__init__(JacRev(fn, argnums, has_aux), argnums, has_aux)
+        self.user_fn = fn
 
 
 @attrs.frozen
@@ -153,6 +166,9 @@ def _of_chosen(fn: Callable[..., Any], args: Sequence[Any], chosen: Sequence[int
             full[p] = x
         return fn(*full)
 
+    # Named and located as fn, for errors; its own signature (the chosen arguments)
+    g.__name__, g.__wrapped__ = function_name(fn), fn  # type: ignore[attr-defined]
+    g.__signature__ = inspect.Signature([inspect.Parameter("xs", inspect.Parameter.VAR_POSITIONAL)])  # type: ignore[attr-defined]
     return g
 
 
@@ -211,4 +227,4 @@ def jacrev(fn: Callable[..., Any], argnums: Wrt = 0, has_aux: bool = False) -> J
 
 def hessian(fn: Callable[..., Any], argnums: Wrt = 0, has_aux: bool = False) -> Hessian:
     """The Hessian of a scalar `fn`: `jacfwd(jacrev(fn, argnums), argnums)` (input shape twice)."""
-    return Hessian(JacRev(fn, argnums, has_aux), argnums, has_aux)
+    return Hessian(fn, argnums, has_aux)

@@ -79,6 +79,7 @@ class StaticCall:
             return fn(*(fixed[k] if k in fixed else next(given) for k in range(count)), **keywords)
 
         staged.__name__ = staged.__qualname__ = function_name(fn)
+        staged.__wrapped__ = fn  # type: ignore[attr-defined]  # errors point at fn's definition
         staged.__signature__ = _without(fn, self.positions, set(keywords))  # type: ignore[attr-defined]
         return staged
 
