@@ -22,6 +22,7 @@ import attrs
 
 from shax import passes
 from shax.pytree import TreeDef, unflatten
+from shax.tracing import check_function
 from shax.transforms.arguments import abstract_arguments, abstract_types
 from shax.transforms.cache import cache, closure_contents
 from shax.transforms.program import Program
@@ -34,16 +35,24 @@ from shax.types import TensorType
 class Jit(Transformed):
     kind = "jit"
 
-    def __init__(self, fn: Callable[..., Any], static_argnums: Any = None, static_argnames: Any = None) -> None:
-        super().__init__(fn)
-        self.statics: Statics | None = checked_statics(fn, static_argnums, static_argnames)
-
     def build(self, in_tree: TreeDef, types: tuple[TensorType, ...]) -> _BuiltJit:
         return _built_jit(self.fn, in_tree, types)
 
+    def source(self, *args: Any) -> str:
+        """The generated source for arguments like `args` (values, or their types)."""
+        in_tree, types = abstract_types("jit.source", args)
+        return self.built(in_tree, types).program.compiled.source
+
+
+class StaticJit(Jit):
+    """`jit(f)` with static arguments: a class of its own, so that a jitted function
+    without them pays nothing for them on each call."""
+
+    def __init__(self, fn: Callable[..., Any], statics: Statics) -> None:
+        super().__init__(fn)
+        self.statics = statics
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self.statics is None:
-            return super().__call__(*args, **kwargs)
         call = self.statics.split(self.fn, args, kwargs)
         plain = plain_key(call.dynamic)
         if plain is not None:
@@ -66,9 +75,6 @@ class Jit(Transformed):
     def source(self, *args: Any, **kwargs: Any) -> str:
         """The generated source for arguments like `args` (values, or their types; static
         arguments as values)."""
-        if self.statics is None:
-            in_tree, types = abstract_types("jit.source", args)
-            return self.built(in_tree, types).program.compiled.source
         call = self.statics.split(self.fn, args, kwargs)
         in_tree, types = abstract_types("jit.source", call.dynamic)
         return self._static_built(call, in_tree, types).program.compiled.source
@@ -94,4 +100,6 @@ def jit(fn: Any, static_argnums: Any = None, static_argnames: Any = None) -> Jit
     """`fn`, compiled to numpy source per argument types on its first call; the arguments
     at `static_argnums` (ints) or named in `static_argnames` are static: hashable Python
     values passed to fn as they are, compiled once per distinct value."""
-    return Jit(fn, static_argnums, static_argnames)
+    check_function("jit", fn)
+    statics = checked_statics(fn, static_argnums, static_argnames)
+    return Jit(fn) if statics is None else StaticJit(fn, statics)
