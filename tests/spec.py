@@ -97,6 +97,7 @@ from typeclasses import (
     sinh,
     slice,
     sqrt,
+    stop_gradient,
     sub,
     tan,
     tanh,
@@ -164,6 +165,8 @@ class Spec:
     domains: tuple[Domain, ...]  # one per operand
     dtypes: tuple[DType, ...]
     fixed: tuple[DType | None, ...] = attrs.field()  # an operand's dtype, if not the row's
+    # Derivative zero by definition (stop_gradient), not what finite differences of its values say
+    zero_derivative: bool = attrs.field(default=False, kw_only=True)
 
     @fixed.default
     def _no_fixed(self) -> tuple[DType | None, ...]:
@@ -568,6 +571,8 @@ ROWS: list[Spec] = [
         (REAL,) * 5,
         FLOATS,
     ),
+    # stop_gradient: the identity, of every dtype, with a zero derivative
+    Spec(P.StopGradient, unary(P.StopGradient, stop_gradient, REAL, ALL).cases, (REAL,), ALL, zero_derivative=True),
 ]
 
 SPECS: dict[type[P.Primitive], Spec] = {spec.prim: spec for spec in ROWS}

@@ -146,8 +146,32 @@ def custom_jvp_call(fn: Any, *args: Any) -> Any:
 
 def custom_vjp_call(fn: Any, *args: Any) -> Any:
     f = shax.custom_vjp(fn)
-    f.defvjp(lambda *a: shax.vjp(fn, *a), lambda vjp_fn, ct: vjp_fn(ct))
+    f.defvjp(lambda *a: (fn(*a), a), lambda a, ct: shax.vjp(fn, *a)[1](ct))
     return f(*args)
+
+
+def with_options(transform: Callable[..., Any]) -> Callable[..., Any]:
+    """`transform(fn, argnums=, has_aux=)(*args)`."""
+    return lambda fn, argnums, has_aux, *args: transform(fn, argnums=argnums, has_aux=has_aux)(*args)
+
+
+def by_keyword(transform: Callable[..., Any]) -> Callable[..., Any]:
+    """`transform(fn)(*args, **kwargs)`: arguments by keyword."""
+    return lambda fn, *args, **kwargs: transform(fn)(*args, **kwargs)
+
+
+def static_jit(fn: Any, static_argnums: Any, static_argnames: Any, *args: Any, **kwargs: Any) -> Any:
+    return shax.jit(fn, static_argnums=static_argnums, static_argnames=static_argnames)(*args, **kwargs)
+
+
+def energy_aux(x: Any, y: Any) -> Any:
+    return energy(x, y), {"pair": pair(x, y), "y": (y,)}
+
+
+def scaled(x: Any, n: Any, *, scale: Any = 1.0) -> Any:
+    for _ in range(n if isinstance(n, int) and 0 <= n < 4 else 1):
+        x = typeclasses.mul(x, scale)
+    return x
 
 
 def run_cli(*argv: str) -> int:
@@ -228,6 +252,21 @@ SHAX: dict[str, Call] = {
     "explain (provenance, names, diff)": Call(
         shax.explain, (loss, f32[3]), {"provenance": True, "names": "source", "diff": True}, variadic=True
     ),
+    # JAX's transform options
+    "grad (argnums, has_aux)": Call(with_options(shax.grad), (energy_aux, (0, -1), True, X, Y), variadic=True),
+    "value_and_grad (argnums, has_aux)": Call(
+        with_options(shax.value_and_grad), (energy_aux, -1, True, X, Y), variadic=True
+    ),
+    "vjp (has_aux)": Call(shax.vjp, (energy_aux, X, Y), {"has_aux": True}, variadic=True),
+    "jvp (has_aux)": Call(shax.jvp, (energy_aux, (X, Y), (Y, X)), {"has_aux": True}),
+    "linearize (has_aux)": Call(shax.linearize, (energy_aux, X, Y), {"has_aux": True}, variadic=True),
+    "jit (static arguments)": Call(static_jit, (scaled, 1, "scale", X, 2), {"scale": 0.5}, variadic=True),
+    "jit (keywords)": Call(by_keyword(shax.jit), (pair, X), {"y": Y}, variadic=True),
+    "grad (keywords)": Call(by_keyword(shax.grad), (energy, X), {"y": Y}, variadic=True),
+    "jacfwd": Call(with_options(shax.jacfwd), (pair, (0, 1), False, X, Y), variadic=True),
+    "jacrev": Call(with_options(shax.jacrev), (pair, 0, False, X, Y), variadic=True),
+    "hessian": Call(with_options(shax.hessian), (energy, -1, False, X, Y), variadic=True),
+    "stop_gradient": Call(shax.stop_gradient, (X,), variants=(inside_trace(shax.stop_gradient, first=0),)),
 }
 STAGES: dict[str, Call] = {
     "batch": Call(stages.batch, (TYPED, 0, 2, 0)),

@@ -294,9 +294,10 @@ def test_tangents_must_match_the_primals() -> None:
         vjp_fn(np.ones(2, np.float32))
 
 
-def test_arguments_by_keyword() -> None:
-    with pytest.raises(shax.ShaxTypeError, match=r"grad: pass f's arguments by position, not as y="):
-        shax.grad(f)(1.0, y=2.0)
+def test_arguments_by_keyword_take_their_positions() -> None:
+    assert shax.grad(f)(1.0, y=2.0) == shax.grad(f)(1.0, 2.0)
+    with pytest.raises(shax.ShaxTypeError, match=r"grad: f got two values for its parameter x"):
+        shax.grad(f)(1.0, x=2.0)
 
 
 def test_errors_point_at_the_caller() -> None:

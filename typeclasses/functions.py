@@ -7,7 +7,7 @@ Floating: add sub mul div neg abs signum pow sin cos tan exp log sqrt tanh
 Ord:      min max lt le gt ge (default methods: maximum minimum clip)
 HNP:      reshape broadcast transpose rev slice pad concatenate convert_element_type reduce_sum select dot_general eq ne
           reduce_max reduce_min reduce_prod argmax argmin argsort logical_and logical_or logical_not
-          gather scatter_add scatter
+          gather scatter_add scatter stop_gradient
           (default methods: dot, matmul, mean, var, where), and `shape` to ask a value for
           its shape.
 Static parameters (shapes, axes, dimension numbers) come after the operands.
@@ -40,6 +40,8 @@ __all__ = [
     "where",
     # indexing
     "gather", "scatter", "scatter_add",
+    # differentiation
+    "stop_gradient",
 ]  # fmt: skip
 
 
@@ -486,6 +488,12 @@ def logical_not(x: H) -> H:
 def where(cond: H, x: H, y: H) -> H:
     """numpy's `where`: x where cond holds, else y, the three broadcast together."""
     return pick("where", cond, x, y).where(cond, x, y)
+
+
+@typeclass_function(HNP)
+def stop_gradient(x: H) -> H:
+    """x itself, whose derivative is zero: what x is computed from gets no gradient through it."""
+    return pick("stop_gradient", x).stop_gradient(x)
 
 
 def broadcast_to(x: H, target: Sequence[int]) -> H:

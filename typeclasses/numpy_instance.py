@@ -248,6 +248,9 @@ class NumpyInstance(Instance):
     def logical_not(self, x: Any) -> Any:
         return np.logical_not(x)
 
+    def stop_gradient(self, x: Any) -> Any:
+        return x
+
     def gather(self, x: Any, indices: Any, axis: int, batch_dims: int) -> Any:
         return numpy_gather.gather(x, indices, axis, batch_dims)
 

@@ -17,6 +17,7 @@ from shax.primitives import (  # families
     rev,
     shape,
     sort,
+    stop_gradient,
 )
 from shax.primitives.call import *  # noqa: F403
 from shax.primitives.concatenate import *  # noqa: F403
@@ -32,6 +33,7 @@ from shax.primitives.reduce import *  # noqa: F403
 from shax.primitives.rev import *  # noqa: F403
 from shax.primitives.shape import *  # noqa: F403
 from shax.primitives.sort import *  # noqa: F403
+from shax.primitives.stop_gradient import *  # noqa: F403
 
 __all__ = ["Arg", "Linearity", "Pointwise", "Primitive", "all_primitives", "elementwise"]
 __all__ += (
@@ -39,3 +41,4 @@ __all__ += (
 )
 __all__ += convert.__all__ + gather.__all__ + reduce.__all__ + rev.__all__ + shape.__all__ + sort.__all__
 __all__ += custom.__all__
+__all__ += stop_gradient.__all__

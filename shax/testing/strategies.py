@@ -120,6 +120,7 @@ from typeclasses import (
     slice,
     sqrt,
     square,
+    stop_gradient,
     tan,
     tanh,
     transpose,
@@ -693,6 +694,8 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
             lambda x, y: where(logical_and(lt(x, 0.5), logical_not(lt(y, 0.0))), x, 0.0),
             lambda a, b: a,
         ),
+        # x · x with one factor a constant of differentiation: half the derivative of x²
+        "stop_gradient": _unary("stop_gradient({0}) * {0}", lambda x: stop_gradient(x) * x, lambda b: b * b),
     },
 }
 

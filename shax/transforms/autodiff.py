@@ -6,6 +6,10 @@
     jvp(f, primals, tangents)        -> (out, tangent)     linearize, zip
     linearize(f, *primals)           -> (out, f_jvp)       f_jvp(*tangents) -> tangent
 
+JAX's options: `argnums=` beside `wrt=` (`shax.transforms.wrt`), and `has_aux=True`
+(`shax.transforms.aux`): f returns `(out, aux)`, and grad gives `(gradients, aux)`,
+value_and_grad `((value, aux), gradients)`, vjp, jvp and linearize their results then aux.
+
 Arguments are pytrees (see `shax.pytree`) of arrays and numbers; gradients and
 cotangents have their primal's structure exactly (a dict of one leaf gets a dict, a
 NamedTuple the same NamedTuple, None stays None), and leaves that are not floats (or
@@ -16,7 +20,6 @@ are differentiated, so nested transforms do not confuse their perturbations.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -26,20 +29,18 @@ import numpy as np
 from shax import passes, stages
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.evaluate import check_argument
-from shax.ir import LinearizedDefinition
+from shax.ir import Definition, LinearizedDefinition
 from shax.location import current_source
 from shax.pytree import LEAF, TreeDef, flatten, unflatten
 from shax.tracing import check_function, function_location, function_name
 from shax.transforms.arguments import abstract_arguments, zeros_like
+from shax.transforms.aux import Aux, checked_has_aux, merged, split_aux
 from shax.transforms.cache import cache
 from shax.transforms.program import Program
 from shax.transforms.staging import Staging, stage
 from shax.transforms.transformed import Transformed
+from shax.transforms.wrt import Wrt, checked_choice, leaf_starts, resolve
 from shax.types import TensorType
-
-# An int, a parameter name, a tuple (or list) of them, or None (every float parameter).
-# Checked when the transform is made, with a message naming what was given.
-Wrt = Any
 
 
 @attrs.frozen
@@ -59,7 +60,7 @@ class _Parameters:
 
     @staticmethod
     def of(in_tree: TreeDef, types: tuple[TensorType, ...], chosen: Sequence[int]) -> _Parameters:
-        starts = _leaf_starts(in_tree)
+        starts = leaf_starts(in_tree)
         leaves = [k for p in chosen for k in range(starts[p], starts[p + 1]) if types[k].dtype.is_float]
         return _Parameters(in_tree, types, tuple(chosen), tuple(leaves), tuple(starts))
 
@@ -80,20 +81,31 @@ class _Parameters:
 
 
 def _linearized_at(
-    fn: Callable[..., Any], in_tree: TreeDef, types: tuple[TensorType, ...], chosen: Sequence[int]
-) -> tuple[Staging, _Parameters, LinearizedDefinition]:
-    """fn staged at `types` and linearized in the float leaves of the parameters `chosen`."""
+    what: str,
+    fn: Callable[..., Any],
+    in_tree: TreeDef,
+    types: tuple[TensorType, ...],
+    chosen: Sequence[int],
+    has_aux: bool = False,
+) -> tuple[Staging, _Parameters, LinearizedDefinition, Aux | None]:
+    """fn staged at `types` and linearized in the float leaves of the parameters `chosen`;
+    with `has_aux`, only the first of the pair fn returns, the second its `Aux`."""
     params = _Parameters.of(in_tree, types, chosen)
-    staging = stage(fn, in_tree, types)
-    return staging, params, stages.linearize(staging.typed, wrt=params.differentiated)
+    staging, aux = stage(fn, in_tree, types), None
+    if has_aux:
+        staging, aux = split_aux(what, fn, staging)
+    return staging, params, stages.linearize(staging.typed, wrt=params.differentiated), aux
 
 
-def _leaf_starts(in_tree: TreeDef) -> list[int]:
-    """The index of each parameter's first leaf, and the number of leaves at the end."""
-    starts = [0]
-    for child in in_tree.children:
-        starts.append(starts[-1] + child.num_leaves)
-    return starts
+def _with_aux(defn: Definition, aux: Aux | None) -> Definition:
+    """`defn`, returning the aux results last (cleaned either way)."""
+    return passes.cleanup(defn) if aux is None else merged(defn, aux.defn)
+
+
+def _aux_of(aux: Aux | None, results: Sequence[Any]) -> Any:
+    """The aux pytree, from the last leaves of `results`."""
+    assert aux is not None
+    return unflatten(aux.tree, results[len(results) - aux.num_leaves :])
 
 
 # grad and value_and_grad ------------------------------------------------------------------
@@ -105,24 +117,25 @@ class Grad(Transformed):
     kind = "grad"
     with_value = False
 
-    def __init__(self, fn: Callable[..., Any], wrt: Wrt = None) -> None:
+    def __init__(self, fn: Callable[..., Any], wrt: Wrt = None, argnums: Wrt = None, has_aux: bool = False) -> None:
         super().__init__(fn)
-        self.wrt = _checked_wrt(self.kind, wrt)
+        self.choice = checked_choice(self.kind, wrt, argnums)
+        self.has_aux = checked_has_aux(self.kind, has_aux)
 
     def key(self) -> Hashable:
-        return self.wrt
+        return (self.choice, self.has_aux)
 
     def build(self, in_tree: TreeDef, types: tuple[TensorType, ...]) -> _BuiltGrad:
-        chosen, single = _resolve_wrt(self.kind, self.fn, self.wrt, in_tree, types)
-        staging, params, lin = _linearized_at(self.fn, in_tree, types, chosen)
+        chosen, single = resolve(self.kind, self.fn, self.choice, in_tree, types)
+        staging, params, lin, aux = _linearized_at(self.kind, self.fn, in_tree, types, chosen, self.has_aux)
         out_type = _scalar_output(self.kind, self.fn, staging)
         vjp = stages.zip_definitions(stages.transpose(lin))  # (args, captured, ct) -> (out, cts)
         one = np.ones((), out_type.dtype.numpy)
         defn = passes.bind_arguments(vjp, {len(vjp.arg_types) - 1: one})
         if not self.with_value:
             defn = attrs.evolve(defn, outputs=defn.outputs[1:])
-        defn = passes.cleanup(attrs.evolve(defn, name=self.__name__))
-        return _BuiltGrad(Program(defn), staging.captured, params, single, self.with_value)
+        defn = _with_aux(attrs.evolve(defn, name=self.__name__), aux)  # ([value], gradients, [aux])
+        return _BuiltGrad(Program(defn), staging.captured, params, single, self.with_value, aux)
 
 
 class ValueAndGrad(Grad):
@@ -139,102 +152,42 @@ class _BuiltGrad:
     params: _Parameters
     single: bool
     with_value: bool
+    aux: Aux | None = None
 
     def call(self, leaves: Sequence[Any]) -> Any:
         results = self.program([*leaves, *self.captured] if self.captured else leaves)
+        if self.aux is not None:
+            return self._with_aux(results)
         value, grads = (results[0], results[1:]) if self.with_value else (None, results)
         trees = self.params.cotangents(grads, self.params.chosen)
         gradients = trees[0] if self.single else tuple(trees)
         return (value, gradients) if self.with_value else gradients
 
+    def _with_aux(self, results: Sequence[Any]) -> Any:
+        # JAX's: grad gives (gradients, aux), value_and_grad ((value, aux), gradients)
+        aux = _aux_of(self.aux, results)
+        start = 1 if self.with_value else 0
+        grads = results[start : start + len(self.params.differentiated)]
+        trees = self.params.cotangents(grads, self.params.chosen)
+        gradients = trees[0] if self.single else tuple(trees)
+        return ((results[0], aux), gradients) if self.with_value else (gradients, aux)
 
-def grad(fn: Callable[..., Any], wrt: Wrt = None) -> Grad:
+
+def grad(fn: Callable[..., Any], wrt: Wrt = None, *, argnums: Wrt = None, has_aux: bool = False) -> Grad:
     """The gradient of `fn`, which must return a scalar float: with respect to every
-    float parameter by default, or to `wrt` (an index, a name, or a tuple of them). One
-    parameter gives one gradient, several a tuple in the order listed."""
-    return Grad(fn, wrt)
+    float parameter by default, or to `wrt` (an index, a name, or a tuple of them) or
+    `argnums` (JAX's: an index or a tuple of indices, negative from the end). One
+    parameter gives one gradient, several a tuple in the order listed. With `has_aux`,
+    fn returns `(value, aux)` and grad gives `(gradients, aux)`."""
+    return Grad(fn, wrt, argnums, has_aux)
 
 
-def value_and_grad(fn: Callable[..., Any], wrt: Wrt = None) -> ValueAndGrad:
-    """`(fn(*args), grad(fn, wrt)(*args))`, computed together."""
-    return ValueAndGrad(fn, wrt)
-
-
-def _checked_wrt(what: str, wrt: Wrt) -> Wrt:
-    """`wrt` with a list as a tuple and numpy ints as ints (it is part of the cache key), or
-    a ShaxTypeError if it is not an int, a parameter name, a tuple of them or None."""
-    if wrt is None:
-        return None
-    several = isinstance(wrt, (tuple, list))
-    items = tuple(wrt) if several else (wrt,)
-    for item in items:
-        if isinstance(item, bool) or not isinstance(item, (int, np.integer, str)):
-            message = f"{what}: wrt must be an int, a parameter name or a tuple of them, got {wrt!r}"
-            raise at(ShaxTypeError(message), current_source())
-    checked = tuple(item if isinstance(item, str) else int(item) for item in items)
-    return checked if several else checked[0]
-
-
-def _resolve_wrt(
-    what: str, fn: Callable[..., Any], wrt: Wrt, in_tree: TreeDef, types: tuple[TensorType, ...]
-) -> tuple[tuple[int, ...], bool]:
-    """(parameter positions to differentiate, whether one gradient is returned bare)."""
-    fname = function_name(fn)
-    starts = _leaf_starts(in_tree)
-    count = len(in_tree.children)
-    names = _parameter_names(fn, count)
-
-    def is_float(p: int) -> bool:
-        return any(types[k].dtype.is_float for k in range(starts[p], starts[p + 1]))
-
-    def describe(p: int) -> str:
-        shown = ", ".join(str(t) for t in types[starts[p] : starts[p + 1]]) or "no tensors"
-        return f"parameter {names[p] or p} ({shown})"
-
-    if wrt is None:
-        chosen = tuple(p for p in range(count) if is_float(p))
-        if not chosen:
-            listed = "; ".join(describe(p) for p in range(count)) or "none"
-            message = f"{what}: {fname} has no float parameter to differentiate (parameters: {listed})"
-            raise at(ShaxTypeError(message), current_source())
-        return chosen, len(chosen) == 1
-    single = not isinstance(wrt, tuple)
-    chosen = tuple(_position(what, fname, item, names, count) for item in ((wrt,) if single else wrt))
-    if len(set(chosen)) != len(chosen):
-        raise at(ShaxValueError(f"{what}: wrt={wrt!r} names a parameter twice"), current_source())
-    for p in chosen:
-        # A parameter with no leaves at all (None, ()) is differentiable: its gradient is itself, as in JAX.
-        if not is_float(p) and starts[p] != starts[p + 1]:
-            message = (
-                f"{what}: wrt names {describe(p)} of {fname}, which holds no float tensor; only f32 and f64 values "
-                "can be differentiated (write 2.0, not 2, for a float number)"
-            )
-            raise at(ShaxTypeError(message), current_source())
-    return chosen, single
-
-
-def _parameter_names(fn: Callable[..., Any], count: int) -> list[str | None]:
-    """The name of each of the `count` positional parameters (None past *args)."""
-    try:
-        parameters = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return [None] * count
-    positional = [p.name for p in parameters if p.kind in (inspect.Parameter.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return (positional + [None] * count)[:count]
-
-
-def _position(what: str, fname: str, item: Any, names: list[str | None], count: int) -> int:
-    listed = ", ".join(f"{k}: {n}" if n else str(k) for k, n in enumerate(names)) or "none"
-    if isinstance(item, str):
-        if item not in names:
-            raise at(
-                ShaxValueError(f"{what}: {fname} has no parameter {item!r} (parameters: {listed})"), current_source()
-            )
-        return names.index(item)
-    if not 0 <= item < count:
-        message = f"{what}: wrt={item} is out of range: {fname} was called with {count} argument(s) ({listed})"
-        raise at(ShaxValueError(message), current_source())
-    return item
+def value_and_grad(
+    fn: Callable[..., Any], wrt: Wrt = None, *, argnums: Wrt = None, has_aux: bool = False
+) -> ValueAndGrad:
+    """`(fn(*args), grad(fn, wrt)(*args))`, computed together; with `has_aux`,
+    `((value, aux), gradients)`."""
+    return ValueAndGrad(fn, wrt, argnums, has_aux)
 
 
 def _scalar_output(what: str, fn: Callable[..., Any], staging: Staging) -> TensorType:
@@ -265,33 +218,41 @@ class _Linearized:
     num_residuals: int
     staging: Staging
     params: _Parameters
+    aux: Aux | None
 
-    def primal(self, leaves: Sequence[Any]) -> tuple[list[Any], list[Any]]:
-        """(output leaves, residuals) at `leaves`."""
+    def primal(self, leaves: Sequence[Any]) -> tuple[list[Any], list[Any], Any]:
+        """(output leaves, residuals, aux or None) at `leaves`."""
         results = self.primal_program([*leaves, *self.staging.captured])
-        split = len(results) - self.num_residuals
-        return results[:split], results[split:]
+        aux = None if self.aux is None else _aux_of(self.aux, results)
+        end = len(results) - (0 if self.aux is None else self.aux.num_leaves)
+        split = end - self.num_residuals
+        return results[:split], results[split:end], aux
 
 
-def _linearized(what: str, fn: Callable[..., Any], primals: Sequence[Any], transposed: bool) -> tuple[Any, list[Any]]:
+def _linearized(
+    what: str, fn: Callable[..., Any], primals: Sequence[Any], transposed: bool, has_aux: Any
+) -> tuple[Any, list[Any]]:
     check_function(what, fn)
+    has_aux = checked_has_aux(what, has_aux)
     leaves, in_tree, types = abstract_arguments(what, primals)
 
     def build() -> tuple[_Linearized, bool]:
-        staging, params, lin = _linearized_at(fn, in_tree, types, range(len(in_tree.children)))
+        everything = range(len(in_tree.children))
+        staging, params, lin, aux = _linearized_at(what, fn, in_tree, types, everything, has_aux)
         if transposed:
             lin = stages.transpose(lin)
-        primal, linear = Program(passes.cleanup(lin.primal)), Program(passes.cleanup(lin.linear))
-        return _Linearized(primal, linear, lin.num_residuals, staging, params), not staging.captured
+        primal, linear = Program(_with_aux(lin.primal, aux)), Program(passes.cleanup(lin.linear))
+        return _Linearized(primal, linear, lin.num_residuals, staging, params, aux), not staging.captured
 
-    return cache.get(fn, (what, in_tree, types), build), leaves
+    return cache.get(fn, (what, has_aux, in_tree, types), build), leaves
 
 
-def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., tuple[Any, ...]]]:
+def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """`(fn(*primals), vjp_fn)`: `vjp_fn(ct)` pulls a cotangent of fn's output (same
-    structure) back to one cotangent per primal, as a tuple."""
-    built, leaves = _linearized("vjp", fn, primals, transposed=True)
-    outputs, residuals = built.primal(leaves)
+    structure) back to one cotangent per primal, as a tuple. With `has_aux`, fn returns
+    `(out, aux)` and vjp gives `(out, vjp_fn, aux)`."""
+    built, leaves = _linearized("vjp", fn, primals, True, has_aux)
+    outputs, residuals, aux = built.primal(leaves)
     out_tree = built.staging.out_tree
     out_types = built.linear_program.defn.arg_types[: out_tree.num_leaves]  # (output cotangents, residuals)
 
@@ -308,14 +269,17 @@ def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., tuple
         arg_cts = built.linear_program([*ct_leaves, *residuals])
         return tuple(built.params.cotangents(arg_cts, range(len(built.params.in_tree.children))))
 
+    if built.aux is not None:
+        return unflatten(out_tree, outputs), vjp_fn, aux
     return unflatten(out_tree, outputs), vjp_fn
 
 
-def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+def linearize(fn: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """`(fn(*primals), f_jvp)`: `f_jvp(*tangents)` is fn's derivative at `primals`
-    applied to tangents of the primals' structure (the primal is not recomputed)."""
-    built, leaves = _linearized("linearize", fn, primals, transposed=False)
-    outputs, residuals = built.primal(leaves)
+    applied to tangents of the primals' structure (the primal is not recomputed). With
+    `has_aux`, fn returns `(out, aux)` and linearize gives `(out, f_jvp, aux)`."""
+    built, leaves = _linearized("linearize", fn, primals, False, has_aux)
+    outputs, residuals, aux = built.primal(leaves)
     out_tree = built.staging.out_tree
 
     def f_jvp(*tangents: Any) -> Any:
@@ -324,13 +288,17 @@ def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...,
         differentiated = [tangent_leaves[k] for k in params.differentiated]
         return unflatten(out_tree, built.linear_program([*differentiated, *residuals]))
 
+    if built.aux is not None:
+        return unflatten(out_tree, outputs), f_jvp, aux
     return unflatten(out_tree, outputs), f_jvp
 
 
-def jvp(fn: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]:
+def jvp(fn: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """`(fn(*primals), tangent out)`: fn's derivative at `primals` applied to `tangents`
-    (a tuple of the primals' structure), computed alongside fn in one definition."""
+    (a tuple of the primals' structure), computed alongside fn in one definition. With
+    `has_aux`, fn returns `(out, aux)` and jvp gives `(out, tangent out, aux)`."""
     check_function("jvp", fn)
+    has_aux = checked_has_aux("jvp", has_aux)
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         message = "jvp: primals and tangents must be tuples (one entry per argument), as jvp(f, (x,), (dx,))"
         raise at(ShaxTypeError(message), current_source())
@@ -338,16 +306,22 @@ def jvp(fn: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]:
     tangent_leaves = _matching_leaves("jvp", "tangent", tuple(tangents), in_tree, types, function_name(fn))
 
     def build() -> tuple[_BuiltJvp, bool]:
-        staging, params, lin = _linearized_at(fn, in_tree, types, range(len(in_tree.children)))
+        everything = range(len(in_tree.children))
+        staging, params, lin, aux = _linearized_at("jvp", fn, in_tree, types, everything, has_aux)
         defn = stages.zip_definitions(lin)  # (args, captured, tangents) -> (outputs, output tangents)
-        return _BuiltJvp(Program(defn), staging, params), not staging.captured
+        return _BuiltJvp(Program(defn if aux is None else merged(defn, aux.defn)), staging, params, aux), (
+            not staging.captured
+        )
 
-    built: _BuiltJvp = cache.get(fn, ("jvp", in_tree, types), build)
+    built: _BuiltJvp = cache.get(fn, ("jvp", has_aux, in_tree, types), build)
     differentiated = [tangent_leaves[k] for k in built.params.differentiated]
     results = built.program([*leaves, *built.staging.captured, *differentiated])
-    split = len(results) // 2
     out_tree = built.staging.out_tree
-    return unflatten(out_tree, results[:split]), unflatten(out_tree, results[split:])
+    split = out_tree.num_leaves
+    out, tangent_out = unflatten(out_tree, results[:split]), unflatten(out_tree, results[split : 2 * split])
+    if built.aux is not None:
+        return out, tangent_out, _aux_of(built.aux, results)
+    return out, tangent_out
 
 
 @attrs.frozen
@@ -355,6 +329,7 @@ class _BuiltJvp:
     program: Program
     staging: Staging
     params: _Parameters
+    aux: Aux | None
 
 
 def _matching_leaves(

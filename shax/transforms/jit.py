@@ -8,21 +8,27 @@ directly (`shax.codegen`), once per argument types and tree structure.
 It composes: `jit(grad(f))` and `jit(vmap(f))` compile the whole transformed program;
 called on tracers (`grad(jit(f))`), a jitted function inlines its definition into the
 enclosing trace like any transform, and the outer transform sees through it.
+
+`jit(f, static_argnums=..., static_argnames=...)` fixes some arguments as Python values,
+compiled into the program (`shax.transforms.static`): once per distinct value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 
 from shax import passes
 from shax.pytree import TreeDef, unflatten
-from shax.transforms.arguments import abstract_types
+from shax.tracing import check_function
+from shax.transforms.arguments import abstract_arguments, abstract_types
+from shax.transforms.cache import cache, closure_contents
 from shax.transforms.program import Program
 from shax.transforms.staging import stage
-from shax.transforms.transformed import Transformed
+from shax.transforms.static import StaticCall, Statics, checked_statics
+from shax.transforms.transformed import Transformed, plain_key
 from shax.types import TensorType
 
 
@@ -30,14 +36,54 @@ class Jit(Transformed):
     kind = "jit"
 
     def build(self, in_tree: TreeDef, types: tuple[TensorType, ...]) -> _BuiltJit:
-        staging = stage(self.fn, in_tree, types)
-        program = Program(passes.cleanup(staging.typed), compile_now=True)
-        return _BuiltJit(program, staging.captured, staging.out_tree)
+        return _built_jit(self.fn, in_tree, types)
 
     def source(self, *args: Any) -> str:
         """The generated source for arguments like `args` (values, or their types)."""
         in_tree, types = abstract_types("jit.source", args)
         return self.built(in_tree, types).program.compiled.source
+
+
+class StaticJit(Jit):
+    """`jit(f)` with static arguments: a class of its own, so that a jitted function
+    without them pays nothing for them on each call."""
+
+    def __init__(self, fn: Callable[..., Any], statics: Statics) -> None:
+        super().__init__(fn)
+        self.statics = statics
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        call = self.statics.split(self.fn, args, kwargs)
+        plain = plain_key(call.dynamic)
+        if plain is not None:
+            found = self._plain.get((call.key, plain))
+            if found is not None and (self.fn_closure is None or closure_contents(self.fn) == found[1]):
+                return found[0].call(call.dynamic)
+        leaves, in_tree, types = abstract_arguments(self.kind, call.dynamic)
+        built = self._static_built(call, in_tree, types)
+        if plain is not None and not built.captured:
+            self._plain[(call.key, plain)] = (built, closure_contents(self.fn))
+        return built.call(leaves)
+
+    def _static_built(self, call: StaticCall, in_tree: TreeDef, types: tuple[TensorType, ...]) -> _BuiltJit:
+        def build() -> tuple[_BuiltJit, bool]:
+            built = _built_jit(call.staged(self.fn), in_tree, types)
+            return built, not built.captured
+
+        return cache.get(self.fn, (self.kind, call.key, in_tree, types), build)
+
+    def source(self, *args: Any, **kwargs: Any) -> str:
+        """The generated source for arguments like `args` (values, or their types; static
+        arguments as values)."""
+        call = self.statics.split(self.fn, args, kwargs)
+        in_tree, types = abstract_types("jit.source", call.dynamic)
+        return self._static_built(call, in_tree, types).program.compiled.source
+
+
+def _built_jit(fn: Callable[..., Any], in_tree: TreeDef, types: tuple[TensorType, ...]) -> _BuiltJit:
+    staging = stage(fn, in_tree, types)
+    program = Program(passes.cleanup(staging.typed), compile_now=True)
+    return _BuiltJit(program, staging.captured, staging.out_tree)
 
 
 @attrs.frozen
@@ -50,6 +96,10 @@ class _BuiltJit:
         return unflatten(self.out_tree, self.program([*leaves, *self.captured]))
 
 
-def jit(fn: Any) -> Jit:
-    """`fn`, compiled to numpy source per argument types on its first call."""
-    return Jit(fn)
+def jit(fn: Any, static_argnums: Any = None, static_argnames: Any = None) -> Jit:
+    """`fn`, compiled to numpy source per argument types on its first call; the arguments
+    at `static_argnums` (ints) or named in `static_argnames` are static: hashable Python
+    values passed to fn as they are, compiled once per distinct value."""
+    check_function("jit", fn)
+    statics = checked_statics(fn, static_argnums, static_argnames)
+    return Jit(fn) if statics is None else StaticJit(fn, statics)

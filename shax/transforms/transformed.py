@@ -16,12 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from shax.errors import ShaxTypeError, at
-from shax.location import current_source
 from shax.pytree import TreeDef
 from shax.tracing import check_function, function_name
 from shax.transforms.arguments import abstract_arguments
 from shax.transforms.cache import cache, closure_contents
+from shax.transforms.keywords import by_position
 from shax.types import TensorType
 
 
@@ -37,7 +36,7 @@ class Transformed:
         check_function(self.kind, fn)
         self.fn = fn
         self.fn_closure = getattr(fn, "__closure__", None)
-        # plain key (see _plain_key) -> (what was built, fn's closure contents then)
+        # plain key (see plain_key) -> (what was built, fn's closure contents then)
         self._plain: dict[tuple[Any, ...], tuple[Any, tuple[Any, ...]]] = {}
         self.__name__ = f"{self.kind}_{function_name(fn)}"
         self.__qualname__ = self.__name__
@@ -53,12 +52,11 @@ class Transformed:
         raise NotImplementedError
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs:
-            message = f"{self.kind}: pass {function_name(self.fn)}'s arguments by position, not as {', '.join(kwargs)}="
-            raise at(ShaxTypeError(message), current_source())
+        if kwargs:  # each at its parameter's position (`shax.transforms.keywords`)
+            args = by_position(self.kind, self.fn, args, kwargs)
         # The fast path, for arguments that are all arrays or numbers (no pytrees): a
         # key read off them directly, for what this object built before.
-        key = _plain_key(args)
+        key = plain_key(args)
         if key is not None:
             found = self._plain.get(key)
             if found is not None and (self.fn_closure is None or closure_contents(self.fn) == found[1]):
@@ -85,7 +83,7 @@ class Transformed:
 _NUMPY_LEAVES = frozenset({np.ndarray, *(type(np.zeros((), d)[()]) for d in ("f4", "f8", "i4", "i8", "u1", "?"))})
 
 
-def _plain_key(args: Sequence[Any]) -> tuple[Any, ...] | None:
+def plain_key(args: Sequence[Any]) -> tuple[Any, ...] | None:
     """What decides the types of `args` if each is an array, a numpy scalar or a Python
     number (a float is always f32): class, dtype and shape; None for anything else."""
     key: list[Any] = []
