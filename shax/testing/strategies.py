@@ -1,4 +1,3 @@
-# mypy: disable-error-code="index,arg-type,assignment,misc"
 """Hypothesis strategies for shax: whole well-typed programs over the typeclass surface.
 
     from hypothesis import given
@@ -53,7 +52,7 @@ import builtins
 import inspect
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, overload
 
 import attrs
 import numpy as np
@@ -249,7 +248,13 @@ def _elements(dtype: DType) -> st.SearchStrategy[float]:
     return st.floats(-ARG_BOUND, ARG_BOUND, width=32 if dtype == f32 else 64, allow_subnormal=False)
 
 
+@overload
+def _pick(draw: Draw, values: list[Value]) -> int: ...
+@overload
+def _pick(draw: Draw, values: list[Value], accept: Callable[[Value], bool]) -> int | None: ...
 def _pick(draw: Draw, values: list[Value], accept: Callable[[Value], bool] = lambda v: True) -> int | None:
+    """The index of one of `values` that `accept` accepts (any, without `accept`: there is
+    always one), or None if none does."""
     candidates = [k for k, v in enumerate(values) if accept(v)]
     if not candidates:
         return None
@@ -288,9 +293,11 @@ def _binary(text: str, apply: Callable[[Any, Any], Any], bound: Callable[[float,
     def make(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
         k = _pick(draw, values)
         j = _pick(draw, values, lambda v: _broadcast_shape(values[k].shape, v.shape) is not None)
+        assert j is not None  # values[k] itself qualifies
         if draw(st.booleans()):
             k, j = j, k
         shape = _broadcast_shape(values[k].shape, values[j].shape)
+        assert shape is not None  # as j was picked
         result = Value(shape, bound(values[k].bound, values[j].bound))
         return (Step(text, (k, j), apply), result) if _fits(shape, result.bound) else None
 
@@ -304,6 +311,7 @@ def _with_constant(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step,
     op = draw(st.sampled_from(["+", "-", "*", "/"]))
     c, shown = _constant(draw, dtype, v.shape, nonzero=op == "/")
     shape = _broadcast_shape(v.shape, np.shape(c))
+    assert shape is not None  # the constant is drawn to broadcast against v
     c_bound = float(np.max(np.abs(c), initial=0.0))
     operations: dict[str, tuple[Callable[[Any, Any], Any], float]] = {
         "+": (lambda x, y: x + y, v.bound + c_bound),
@@ -533,6 +541,7 @@ def _select(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value]
     k = _pick(draw, values)
     same = [j for j, v in enumerate(values) if v.shape == values[k].shape]
     on_true = draw(st.sampled_from(same))
+    operands: tuple[int, ...]
     if draw(st.booleans()):
         pred_text, operands, pred = "eq(signum({0}), 1.0)", (k,), lambda p: eq(signum(p), 1.0)
     else:
@@ -772,10 +781,13 @@ def _call(draw: Draw, values: list[Value], scope: _Scope) -> tuple[Step, Value] 
     def fits(callee: Callee) -> bool:
         return all(any(v.shape == p.shape and v.bound <= p.bound for v in values) for p in callee.params)
 
+    def operand(p: Value) -> int:
+        k = _pick(draw, values, lambda v: v.shape == p.shape and v.bound <= p.bound)
+        assert k is not None, f"no value fits {p}"  # the callee fits, or was drawn over these values
+        return k
+
     def operands() -> tuple[int, ...]:
-        return tuple(
-            _pick(draw, values, lambda v, p=p: v.shape == p.shape and v.bound <= p.bound) for p in callee.params
-        )
+        return tuple(operand(p) for p in callee.params)
 
     earlier = [c for c in scope.callees if fits(c)]
     callee = draw(st.sampled_from(earlier)) if earlier and draw(st.booleans()) else _callee(draw, values, scope)
