@@ -170,7 +170,7 @@ def _random_like(rng: np.random.Generator, x: Any) -> np.ndarray:
     """Standard normal values of x's shape and dtype, rounded to float32 so that they are
     the same in float64 (where finite differences use them)."""
     array = np.asarray(x)
-    return rng.standard_normal(array.shape).astype(np.float32).astype(array.dtype)
+    return np.asarray(rng.standard_normal(array.shape), np.float32).astype(array.dtype)
 
 
 def _estimates(level: _Level, tangents: Sequence[np.ndarray], eps: float) -> list[Estimate]:
@@ -183,8 +183,8 @@ def _estimates(level: _Level, tangents: Sequence[np.ndarray], eps: float) -> lis
     except ShaxError:
         fn = level.fn
 
-        def at_own_dtypes(*xs: np.ndarray) -> list[Any]:
-            return fn(*(x.astype(a.dtype) for x, a in zip(xs, level.args)))
+        def at_own_dtypes(*xs: Any) -> list[Any]:
+            return fn(*(np.asarray(x, a.dtype) for x, a in zip(xs, level.args)))
 
         return directional_derivative(at_own_dtypes, level.args, tangents, step=eps)
 
@@ -196,7 +196,7 @@ def _allowance(got: np.ndarray, estimate: Estimate, tolerances: _Tolerances, val
     a derivative that cancels to nearly 0 keeps the rounding of its terms)."""
     scale = float(np.max(np.abs(np.concatenate([got.ravel(), estimate.value.ravel()])), initial=0.0))
     allowed = TRUST * estimate.error + RTOL * scale + tolerances.atol + tolerances.rtol * np.abs(estimate.value)
-    return allowed + (0.0 if values is None else F32_TOL * max(scale, values))
+    return np.asarray(allowed + (0.0 if values is None else F32_TOL * max(scale, values)))
 
 
 def _values(arrays: Sequence[Any]) -> float | None:
@@ -238,7 +238,7 @@ def _index(flat_index: int, shape: tuple[int, ...]) -> list[int]:
 def _rough(estimate: Estimate, scale: float) -> np.ndarray:
     """Where the estimate says nothing (numeric's rule: its error beyond round-off is rough)."""
     with np.errstate(invalid="ignore"):
-        return ~(estimate.error - estimate.roundoff <= ROUGH * scale)
+        return np.asarray(~(estimate.error - estimate.roundoff <= ROUGH * scale))
 
 
 def _compare_fwd(
