@@ -102,7 +102,9 @@ def check_grads(
         return flatten(f(*unflatten(tree, xs)))[0]
 
     name = function_name(f)
-    _check_outputs(name, flat(*arrays))
+    # f itself through shax first: its errors (a wrong number of arguments, a shape error) name the user's line.
+    zeros = unflatten(tree, [np.zeros_like(x) for x in arrays])
+    _check_outputs(name, flatten(jvp(f, unflatten(tree, arrays), zeros)[0])[0])
     levels = [_Level(flat, tuple(arrays), tuple(labels), name, 1)]
     rng = np.random.default_rng(SEED)
     while levels:  # depth first, in JAX's order: fwd, then its higher orders, then rev
