@@ -34,7 +34,7 @@ import numpy as np
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
 from shax.pytree import flatten, unflatten
-from shax.testing.numeric import ROUGH, RTOL, STEP, TRUST, Estimate, NotSmooth, directional_derivative
+from shax.testing.numeric import RTOL, STEP, TRUST, Estimate, NotSmooth, directional_derivative, unsettled
 from shax.tracing import check_function, function_name
 from shax.transforms import jvp, vjp
 from shax.transforms.arguments import abstract_arguments, argument_labels
@@ -237,12 +237,6 @@ def _index(flat_index: int, shape: tuple[int, ...]) -> list[int]:
     return [int(i) for i in np.unravel_index(flat_index, shape)] if shape else []
 
 
-def _rough(estimate: Estimate, scale: float) -> np.ndarray:
-    """Where the estimate says nothing (numeric's rule: its error beyond round-off is rough)."""
-    with np.errstate(invalid="ignore"):
-        return np.asarray(~(estimate.error - estimate.roundoff <= ROUGH * scale))
-
-
 def _compare_fwd(
     got: Sequence[Any], estimates: Sequence[Estimate], tolerances: _Tolerances, values: float | None
 ) -> tuple[_Miss | None, bool]:
@@ -255,7 +249,7 @@ def _compare_fwd(
         exact = array.astype(np.float64)
         allowed = _allowance(exact, estimate, tolerances, values)
         scale = float(np.max(np.abs(np.concatenate([exact.ravel(), estimate.value.ravel()])), initial=0.0))
-        rough = _rough(estimate, scale)
+        rough = unsettled(estimate, scale)
         with np.errstate(invalid="ignore"):
             off = ~(np.abs(exact - estimate.value) <= allowed) & ~rough
         unknown |= bool(rough.any())
@@ -306,7 +300,7 @@ def _weighted(
         scale = float(np.max(np.abs(estimate.value), initial=0.0))
         value += float(np.sum(estimate.value * ct))
         allowed += float(np.sum(weights * _allowance(estimate.value, estimate, tolerances, values)))
-        unknown |= bool((_rough(estimate, scale) & (weights > 0)).any())
+        unknown |= bool((unsettled(estimate, scale) & (weights > 0)).any())
     return value, allowed + tolerances.rtol * abs(value), unknown
 
 

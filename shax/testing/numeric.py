@@ -13,7 +13,8 @@ the estimate has converged and going on makes it worse, or `ROWS` steps.
 `check_directional_derivative` compares a derivative computed exactly (by shax) with that
 estimate: they must agree within `TRUST` times the estimated error plus `RTOL` of the
 derivative's scale, element by element, or the derivative is wrong: AssertionError. Where
-the extrapolation's error (beyond round-off) is over `ROUGH` of that scale, the
+the extrapolation's error (beyond round-off, and beyond the `NOISE` extrapolating adds
+to round-off) is over `ROUGH` of that scale, the
 differences never settled (a kink, a pole, an oscillation finer than the steps): nothing
 is known there, agreeing or not, and `NotSmooth` is raised, for a property test to reject
 the example. Where round-off alone limits the estimate (a derivative tiny beside the
@@ -38,6 +39,7 @@ RTOL = 1e-9  # and within this much of the derivative's scale is round-off
 ROUGH = 1e-6  # an estimated error above this much of the scale: the estimate says nothing
 MIN_ROWS = 4  # steps taken before the table may stop
 ULPS = 16  # the round-off of a value f computes, in units of its last place
+NOISE = 4.0  # an error within this many round-offs is round-off: extrapolating amplifies it, by (s²+1)/(s²−1) ≈ 3.1
 
 
 class NotSmooth(ShaxValueError):
@@ -152,6 +154,14 @@ def directional_derivative(
     return [Estimate(*part) for part in parts]
 
 
+def unsettled(estimate: Estimate, scale: float) -> np.ndarray:
+    """Where `estimate` says nothing: its error is more than round-off (up to the `NOISE`
+    extrapolation adds to it) and than round-off plus `ROUGH` of `scale`."""
+    with np.errstate(invalid="ignore"):
+        beyond_roundoff = ~(estimate.error <= NOISE * estimate.roundoff)
+        return np.asarray(beyond_roundoff & ~(estimate.error - estimate.roundoff <= ROUGH * scale))
+
+
 def _magnitude(*values: np.ndarray) -> float:
     """The largest finite |element| of `values` (0 if none)."""
     return max((float(np.max(np.abs(v), where=np.isfinite(v), initial=0.0)) for v in values), default=0.0)
@@ -177,7 +187,7 @@ def check_directional_derivative(
         scale = _magnitude(got, estimate.value)
         with np.errstate(invalid="ignore"):
             off = ~(np.abs(got - estimate.value) <= TRUST * estimate.error + RTOL * scale)
-            unknown = ~(estimate.error - estimate.roundoff <= ROUGH * scale)
+            unknown = unsettled(estimate, scale)
         wrong = off & ~unknown
         if wrong.any():
             raise AssertionError(
