@@ -110,7 +110,7 @@ def check_grads(
     _check_outputs(name, flatten(jvp(f, unflatten(tree, arrays), zeros)[0])[0])
     levels = [_Level(flat, tuple(arrays), tuple(labels), name, 1)]
     rng = np.random.default_rng(SEED)
-    while levels:  # depth first, in JAX's order: fwd, then its higher orders, then rev
+    while levels:  # depth first: a level in each mode, then the levels those lead to (fwd's first)
         level = levels.pop(0)
         followers = []
         for mode in (m for m in MODES if m in modes):
