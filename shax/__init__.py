@@ -7,7 +7,7 @@ Trace a function (`shax.trace(medium, f32[6], f32[2, 2])`), type it
 """
 
 from shax import checked_numpy as _checked_numpy  # noqa: F401 - registers shax's numpy instance
-from shax import extend, nn, numpy, optimizers, passes, primitives, stages
+from shax import extend, nn, numpy, optimizers, passes, primitives, stages, testing  # testing: no hypothesis needed
 from shax import typeclass_errors as _typeclass_errors  # noqa: F401 - typeclasses' errors become ShaxErrors
 from shax.diff import Diff, diff
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError
@@ -47,4 +47,5 @@ __all__ = [
     "trace", "value_and_grad", "vjp", "vmap", "xpr", "CallSiteInfo", "call", "call_with_info", "subgraph",
     "GradGraphInfo", "autodiff", "Diff", "diff", "custom_jvp", "custom_vjp",
     "hessian", "jacfwd", "jacrev", "stop_gradient",
+    "testing",
 ]  # fmt: skip

@@ -32,3 +32,19 @@ def test_popxl_linear_prints_the_graphs_and_the_main_program_calling_them() -> N
     assert "def linear(" in text and "def dlineart(" in text
     assert "call linear x0 x1 x2" in text and "call dlineart[2] x4 x0 x1" in text
     assert (grads_b == 2).all()  # the bias's gradient: the seed of ones summed over the 2 rows
+
+
+def test_property_tests_pass_their_properties() -> None:
+    # The example's hypothesis tests, run as `main` runs them (pytest collects only tests/).
+    main = load_function(f"{EXAMPLES / 'property_tests.py'}:main")
+    printed: list[str] = []
+    main(max_examples=5, log=printed.append)
+    assert printed == [
+        f"{name}: 5 examples passed"
+        for name in (
+            "test_gradients_match_finite_differences",
+            "test_vmap_equals_a_loop",
+            "test_the_rule_matches_finite_differences",
+            "test_the_rule_matches_autodiff",
+        )
+    ]

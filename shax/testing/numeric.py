@@ -13,7 +13,8 @@ the estimate has converged and going on makes it worse, or `ROWS` steps.
 `check_directional_derivative` compares a derivative computed exactly (by shax) with that
 estimate: they must agree within `TRUST` times the estimated error plus `RTOL` of the
 derivative's scale, element by element, or the derivative is wrong: AssertionError. Where
-the extrapolation's error (beyond round-off) is over `ROUGH` of that scale, the
+the extrapolation's error (beyond round-off, and beyond the `NOISE` extrapolating adds
+to round-off) is over `ROUGH` of that scale, the
 differences never settled (a kink, a pole, an oscillation finer than the steps): nothing
 is known there, agreeing or not, and `NotSmooth` is raised, for a property test to reject
 the example. Where round-off alone limits the estimate (a derivative tiny beside the
@@ -28,6 +29,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from shax.errors import ShaxValueError
+
 SHRINK = 1.4  # the step shrinks by this factor per row of the table (Ridders' choice)
 ROWS = 24  # at most this many steps: the last is STEP / SHRINK²³ ≈ STEP / 2300
 STEP = 0.01  # the first step moves the input coordinate with the largest tangent this far
@@ -36,11 +39,13 @@ RTOL = 1e-9  # and within this much of the derivative's scale is round-off
 ROUGH = 1e-6  # an estimated error above this much of the scale: the estimate says nothing
 MIN_ROWS = 4  # steps taken before the table may stop
 ULPS = 16  # the round-off of a value f computes, in units of its last place
+NOISE = 4.0  # an error within this many round-offs is round-off: extrapolating amplifies it, by (s²+1)/(s²−1) ≈ 3.1
 
 
-class NotSmooth(Exception):
+class NotSmooth(ShaxValueError):
     """The finite differences did not settle: the function is not smooth enough at the
-    point, on the scale of the steps, for the estimate to say anything."""
+    point, on the scale of the steps, for the estimate to say anything (a ShaxValueError:
+    the point is no place to check derivatives, as `check_grads` tells its users)."""
 
 
 @attrs.frozen
@@ -61,6 +66,14 @@ def _flat(outputs: Any) -> tuple[np.ndarray, list[tuple[int, ...]]]:
     return np.concatenate([np.zeros(0), *(p.ravel() for p in parts)]), [p.shape for p in parts]
 
 
+def _unit(outputs: Any) -> float:
+    """The unit round-off of f's values: float64's, or float32's where f computes in
+    float32 (it cannot take float64 arguments, or rounds to float32 on the way)."""
+    parts = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+    coarse = any(np.asarray(o).dtype in (np.float32, np.float16) for o in parts)
+    return float(np.finfo(np.float32 if coarse else np.float64).eps)
+
+
 def _unflat(vector: np.ndarray, shapes: Sequence[tuple[int, ...]]) -> list[np.ndarray]:
     sizes = np.cumsum([0, *(int(np.prod(s)) for s in shapes)])
     return [vector[a:b].reshape(s) for a, b, s in zip(sizes, sizes[1:], shapes)]
@@ -74,7 +87,9 @@ def directional_derivative(
     coordinate with the largest tangent."""
     xs = [np.asarray(x, np.float64) for x in primals]
     us = [np.asarray(u, np.float64) for u in tangents]
-    at, shapes = _flat(f(*xs))
+    first = f(*xs)
+    at, shapes = _flat(first)
+    unit = _unit(first)
     reach = max((float(np.max(np.abs(u), initial=0.0)) for u in us), default=0.0)
     if reach == 0.0:  # no direction: f does not move
         size = sum(int(np.prod(s)) for s in shapes)
@@ -93,7 +108,7 @@ def directional_derivative(
         minus, _ = _flat(f(*(x - h * u for x, u in zip(xs, us))))
         quotient = (plus - minus) / (2.0 * h)
         size = np.maximum.reduce([np.abs(plus), np.abs(minus), np.abs(at), np.full_like(at, inputs)])
-        roundoff = ULPS * np.finfo(np.float64).eps * (size + np.abs(quotient) * inputs / reach) / h
+        roundoff = ULPS * unit * (size + np.abs(quotient) * inputs / reach) / h
         return quotient, roundoff
 
     h = step / reach
@@ -139,6 +154,14 @@ def directional_derivative(
     return [Estimate(*part) for part in parts]
 
 
+def unsettled(estimate: Estimate, scale: float) -> np.ndarray:
+    """Where `estimate` says nothing: its error is more than round-off (up to the `NOISE`
+    extrapolation adds to it) and than round-off plus `ROUGH` of `scale`."""
+    with np.errstate(invalid="ignore"):
+        beyond_roundoff = ~(estimate.error <= NOISE * estimate.roundoff)
+        return np.asarray(beyond_roundoff & ~(estimate.error - estimate.roundoff <= ROUGH * scale))
+
+
 def _magnitude(*values: np.ndarray) -> float:
     """The largest finite |element| of `values` (0 if none)."""
     return max((float(np.max(np.abs(v), where=np.isfinite(v), initial=0.0)) for v in values), default=0.0)
@@ -164,7 +187,7 @@ def check_directional_derivative(
         scale = _magnitude(got, estimate.value)
         with np.errstate(invalid="ignore"):
             off = ~(np.abs(got - estimate.value) <= TRUST * estimate.error + RTOL * scale)
-            unknown = ~(estimate.error - estimate.roundoff <= ROUGH * scale)
+            unknown = unsettled(estimate, scale)
         wrong = off & ~unknown
         if wrong.any():
             raise AssertionError(

@@ -1,13 +1,31 @@
-# mypy: disable-error-code="index,arg-type,assignment,misc"
-"""Hypothesis strategies for shax: whole well-typed programs over the typeclass surface.
+"""Hypothesis strategies for shax (needs hypothesis: `pip install 'shax[testing]'`).
 
-    from hypothesis import given
-    from shax.testing.strategies import Program, programs
+The public ones: `dtypes()` (f32, f64), `tensor_types(dtype=None, ...)` (a dtype and a
+small shape), `arrays(tensor_type, bound=ARG_BOUND)` (numpy arrays of that type, finite
+elements within the bound) and `programs(dtype=f64, smooth=False, ...)`: well-typed
+random programs over the whole vocabulary, each a `Program` (`fn`, `arg_types`, `args`),
+shrinking to small programs. A property test to copy:
 
-    @given(programs())                 # float64; programs(f32) for float32
-    def test_something(program: Program) -> None:
-        defn = shax.trace(program.fn, *program.arg_types)
-        expected = program.fn(*program.args)      # the same function on numpy
+    import numpy as np
+    from hypothesis import given, reject
+
+    import shax
+    from shax.testing import NotSmooth, check_grads
+    from shax.testing.strategies import Program, arrays, programs, tensor_types
+
+    @given(programs(smooth=True))      # float64; programs(shax.f32, ...) for float32
+    def test_derivatives_match_finite_differences(program: Program) -> None:
+        try:
+            check_grads(program.fn, program.args, order=2)
+        except NotSmooth:               # finite differences cannot tell there: draw again
+            reject()
+
+    def softplus(x):
+        return np.logaddexp(0.0, x)     # numpy's functions run on shax's tracers too
+
+    @given(tensor_types(shax.f64).flatmap(lambda t: arrays(t, bound=3.0)))
+    def test_jit_agrees_with_numpy(x: np.ndarray) -> None:
+        np.testing.assert_allclose(shax.jit(softplus)(x), softplus(x), rtol=1e-12)
 
 A `Program` is a straight-line sequence of steps over values `v0, v1, ...`: first
 its 1-3 arguments, then one value per step. Steps use only typeclass functions and
@@ -52,8 +70,9 @@ from __future__ import annotations
 import builtins
 import inspect
 import math
+import reprlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, overload
 
 import attrs
 import numpy as np
@@ -62,8 +81,10 @@ from hypothesis.extra import numpy as hnp
 
 import shax
 import shax.numpy as snp
+from shax.errors import ShaxError, ShaxValueError, at
+from shax.location import current_source
 from shax.stages import infer_types
-from shax.types import DType, TensorType, f32, f64
+from shax.types import DType, TensorType, bool_, f32, f64
 from typeclasses import (
     arccos,
     arcsin,
@@ -250,7 +271,13 @@ def _elements(dtype: DType) -> st.SearchStrategy[float]:
     return st.floats(-ARG_BOUND, ARG_BOUND, width=32 if dtype == f32 else 64, allow_subnormal=False)
 
 
+@overload
+def _pick(draw: Draw, values: list[Value]) -> int: ...
+@overload
+def _pick(draw: Draw, values: list[Value], accept: Callable[[Value], bool]) -> int | None: ...
 def _pick(draw: Draw, values: list[Value], accept: Callable[[Value], bool] = lambda v: True) -> int | None:
+    """The index of one of `values` that `accept` accepts (any, without `accept`: there is
+    always one), or None if none does."""
     candidates = [k for k, v in enumerate(values) if accept(v)]
     if not candidates:
         return None
@@ -289,9 +316,11 @@ def _binary(text: str, apply: Callable[[Any, Any], Any], bound: Callable[[float,
     def make(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
         k = _pick(draw, values)
         j = _pick(draw, values, lambda v: _broadcast_shape(values[k].shape, v.shape) is not None)
+        assert j is not None  # values[k] itself qualifies
         if draw(st.booleans()):
             k, j = j, k
         shape = _broadcast_shape(values[k].shape, values[j].shape)
+        assert shape is not None  # as j was picked
         result = Value(shape, bound(values[k].bound, values[j].bound))
         return (Step(text, (k, j), apply), result) if _fits(shape, result.bound) else None
 
@@ -305,6 +334,7 @@ def _with_constant(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step,
     op = draw(st.sampled_from(["+", "-", "*", "/"]))
     c, shown = _constant(draw, dtype, v.shape, nonzero=op == "/")
     shape = _broadcast_shape(v.shape, np.shape(c))
+    assert shape is not None  # the constant is drawn to broadcast against v
     c_bound = float(np.max(np.abs(c), initial=0.0))
     operations: dict[str, tuple[Callable[[Any, Any], Any], float]] = {
         "+": (lambda x, y: x + y, v.bound + c_bound),
@@ -534,6 +564,7 @@ def _select(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value]
     k = _pick(draw, values)
     same = [j for j, v in enumerate(values) if v.shape == values[k].shape]
     on_true = draw(st.sampled_from(same))
+    operands: tuple[int, ...]
     if draw(st.booleans()):
         pred_text, operands, pred = "eq(signum({0}), 1.0)", (k,), lambda p: eq(signum(p), 1.0)
     else:
@@ -775,10 +806,13 @@ def _call(draw: Draw, values: list[Value], scope: _Scope) -> tuple[Step, Value] 
     def fits(callee: Callee) -> bool:
         return all(any(v.shape == p.shape and v.bound <= p.bound for v in values) for p in callee.params)
 
+    def operand(p: Value) -> int:
+        k = _pick(draw, values, lambda v: v.shape == p.shape and v.bound <= p.bound)
+        assert k is not None, f"no value fits {p}"  # the callee fits, or was drawn over these values
+        return k
+
     def operands() -> tuple[int, ...]:
-        return tuple(
-            _pick(draw, values, lambda v, p=p: v.shape == p.shape and v.bound <= p.bound) for p in callee.params
-        )
+        return tuple(operand(p) for p in callee.params)
 
     earlier = [c for c in scope.callees if fits(c)]
     callee = draw(st.sampled_from(earlier)) if earlier and draw(st.booleans()) else _callee(draw, values, scope)
@@ -858,11 +892,89 @@ def programs(
     max_outputs: int = 2,
     max_steps: int = 12,
 ) -> st.SearchStrategy[Program]:
-    """Well-typed programs over the typeclass surface at float `dtype` (f32 or f64).
+    """Well-typed random programs over the whole vocabulary (see the module docstring) at
+    float `dtype` (f32 or f64), each a `Program`: `fn` the function, `arg_types` its
+    arguments' types, `args` drawn arguments. They shrink to fewer, simpler steps.
 
-    `smooth=True` leaves out the non-differentiable operations (abs, signum, min, max,
-    select/eq); `calls=False` the calls. Programs take 1 to `max_args` arguments, run up
-    to `max_steps` steps and return 1 to `max_outputs` values."""
-    if dtype not in (f32, f64):
-        raise ValueError(f"programs: dtype must be f32 or f64, got {dtype}")
+    `smooth=True` leaves out the operations that are not differentiable everywhere (abs,
+    signum, min, max, select, sort, ...: the "nonsmooth" family); `calls=False` the calls.
+    Programs take 1 to `max_args` arguments, run 1 to `max_steps` steps and return 1 to
+    `max_outputs` (1 or 2) values."""
+    _expect("programs", "dtype", dtype, isinstance(dtype, DType) and dtype in (f32, f64), "f32 or f64")
+    for name, flag in (("smooth", smooth), ("calls", calls)):
+        _expect("programs", name, flag, isinstance(flag, bool), "a bool")
+    for name, count, most in (("max_args", max_args, 8), ("max_outputs", max_outputs, 2), ("max_steps", max_steps, 64)):
+        _expect("programs", name, count, _is_int(count) and 1 <= count <= most, f"an int from 1 to {most}")
     return _programs(dtype, smooth, calls, max_args, max_outputs, max_steps)
+
+
+# The public strategies besides `programs`: dtypes, tensor types and arrays ----------------
+
+__all__ = ["Program", "arrays", "dtypes", "programs", "tensor_types"]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _expect(what: str, name: str, value: Any, ok: bool, expected: str) -> None:
+    """Nothing if `ok`; else a ShaxValueError at the caller's line: `name` must be `expected`."""
+    if not ok:
+        message = f"{what}: {name} must be {expected}, got {type(value).__name__} {reprlib.repr(value)}"
+        raise at(ShaxValueError(message), current_source())
+
+
+def dtypes() -> st.SearchStrategy[DType]:
+    """The float dtypes shax differentiates, `f32` and `f64` (shrinking to f32)."""
+    return st.sampled_from([f32, f64])
+
+
+def tensor_types(
+    dtype: DType | None = None, *, min_rank: int = 0, max_rank: int = 3, min_side: int = 1, max_side: int = 3
+) -> st.SearchStrategy[TensorType]:
+    """Tensor types of `dtype` (any shax dtype; None draws one from `dtypes()`) with
+    `min_rank` to `max_rank` axes of `min_side` to `max_side` elements each, shrinking
+    to fewer and smaller axes."""
+    _expect(
+        "tensor_types", "dtype", dtype, dtype is None or isinstance(dtype, DType), "None or a shax DType (f32, ...)"
+    )
+    for (low, lo), (high, hi), most in (
+        (("min_rank", min_rank), ("max_rank", max_rank), 8),
+        (("min_side", min_side), ("max_side", max_side), 64),
+    ):
+        for name, count in ((low, lo), (high, hi)):
+            _expect("tensor_types", name, count, _is_int(count) and 0 <= count <= most, f"an int from 0 to {most}")
+        _expect("tensor_types", high, hi, lo <= hi, f"at least {low} ({lo})")
+    kinds = dtypes() if dtype is None else st.just(dtype)
+    sides = st.integers(int(min_side), int(max_side))
+    shapes = st.lists(sides, min_size=int(min_rank), max_size=int(max_rank)).map(tuple)
+    return st.builds(TensorType, kinds, shapes)
+
+
+def arrays(tensor_type: TensorType, *, bound: float = ARG_BOUND) -> st.SearchStrategy[np.ndarray]:
+    """numpy arrays of `tensor_type` (a `TensorType`, or its printed form "f32[2, 3]")
+    with finite elements in [-bound, bound] (floats without subnormals; ints in the
+    dtype's range too; bools either), shrinking towards 0."""
+    if isinstance(tensor_type, str):
+        try:
+            tensor_type = TensorType.parse(tensor_type)
+        except ShaxError as error:
+            raise at(type(error)(f"arrays: {error}"), current_source()) from None
+    _expect("arrays", "tensor_type", tensor_type, isinstance(tensor_type, TensorType), "a TensorType (f32[2, 3])")
+    number = isinstance(bound, (int, float, np.integer, np.floating)) and not isinstance(bound, (bool, np.bool_))
+    _expect("arrays", "bound", bound, number and math.isfinite(bound) and bound > 0, "a finite number > 0")
+    dtype = tensor_type.dtype
+    elements: st.SearchStrategy[Any]
+    if dtype.is_float:
+        # hypothesis wants bounds the width represents: the float32 nearest, moved inside
+        limit = float(np.float32(bound)) if dtype == f32 else float(bound)
+        if limit > bound:
+            limit = float(np.nextafter(np.float32(limit), np.float32(0)))
+        elements = st.floats(-limit, limit, width=32 if dtype == f32 else 64, allow_subnormal=False)
+    elif dtype == bool_:
+        elements = st.booleans()
+    else:
+        info = np.iinfo(np.dtype(dtype.numpy))
+        least, most = builtins.max(int(info.min), -math.floor(bound)), builtins.min(int(info.max), math.floor(bound))
+        elements = st.integers(least, most)
+    return hnp.arrays(dtype.numpy, tensor_type.shape, elements=elements)
