@@ -33,6 +33,8 @@ from shax.transforms import (
     xpr,
 )
 from shax.types import DType, TensorType, bool_, f32, f64, i32, i64, u8
+from shax.stats import PipelineStats, Stats, stats
+from shax.graphviz import to_dot
 
 __all__ = [
     "Binding", "DType", "extend", "Definition", "Explanation", "LinearizedDefinition", "ShaxError", "ShaxTypeError",
@@ -40,4 +42,5 @@ __all__ = [
     "i64", "u8", "grad", "jit", "jvp", "linearize", "nn", "numpy", "optimizers", "passes", "primitives", "stages",
     "trace", "value_and_grad", "vjp", "vmap", "xpr", "CallSiteInfo", "call", "call_with_info", "subgraph",
     "GradGraphInfo", "autodiff", "Diff", "diff",
+    "Stats", "PipelineStats", "stats", "to_dot",
 ]  # fmt: skip

@@ -24,6 +24,7 @@ import weakref
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
+from shax import cost
 from shax.codegen import Compiled, compile_definition
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.passes import cleanup
@@ -125,3 +126,8 @@ def _passed_on(defn: Definition) -> tuple[int | None, ...]:
 def compiled(defn: Definition) -> Compiled:
     """`defn`'s compiled function (`shax.codegen`)."""
     return _cached(defn, "compiled", lambda: compile_definition(defn))
+
+
+def flops(defn: Definition) -> int:
+    """The flops of one run of `defn` (`shax.cost`)."""
+    return _cached(defn, "flops", lambda: cost.flops(defn))
