@@ -20,11 +20,13 @@ A callee's bindings take the colour of the part that first calls it.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Sequence
 
 import attrs
 
-from shax.errors import ShaxTypeError, at
+from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.ir import Definition, LinearizedDefinition
 from shax.location import current_source
 from shax.primitives import Call
@@ -126,3 +128,14 @@ def graph(name: str, parts: Sequence[Part]) -> str:
 def _quote(text: str) -> str:
     """`text` as a DOT string."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def render_svg(dot: str) -> str:
+    """The SVG picture of the DOT text `dot`, drawn by Graphviz's `dot` program."""
+    program = shutil.which("dot")
+    if program is None:
+        raise ShaxValueError("drawing an SVG needs Graphviz's dot program, which is not installed (apt-get install graphviz)")
+    done = subprocess.run([program, "-Tsvg"], input=dot, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise ShaxValueError(f"Graphviz's dot failed: {done.stderr.strip()}")
+    return done.stdout
