@@ -83,6 +83,9 @@ def stats(defn: Definition | LinearizedDefinition) -> Stats:
 
 
 def _check(defn: Definition) -> None:
+    if not defn.is_typed:
+        message = f"stats: {defn.name} is untyped; run shax.stages.infer_types on it first"
+        raise at(ShaxTypeError(message), current_source())
     try:
         check_types(defn)
     except ShaxTypeError as error:
