@@ -13,7 +13,9 @@ from shax.diff import Diff, diff
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError
 from shax.evaluate import evaluate
 from shax.explain import Explanation, explain
+from shax.graphviz import to_dot
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
+from shax.stats import PipelineStats, Stats, stats
 from shax.tracer import Tracer
 from shax.tracing import trace
 from shax.transforms import (
@@ -33,8 +35,6 @@ from shax.transforms import (
     xpr,
 )
 from shax.types import DType, TensorType, bool_, f32, f64, i32, i64, u8
-from shax.stats import PipelineStats, Stats, stats
-from shax.graphviz import to_dot
 
 __all__ = [
     "Binding", "DType", "extend", "Definition", "Explanation", "LinearizedDefinition", "ShaxError", "ShaxTypeError",

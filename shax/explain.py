@@ -25,8 +25,8 @@ from shax.location import current_source
 from shax.naming import names_in, source_names
 from shax.passes import apply_passes
 from shax.printing import show_definition, show_values
-from shax.stats import PipelineStats, pipeline_stats
 from shax.stages import evaluate_linearized, infer_types, linearize, transpose, zip_definitions
+from shax.stats import PipelineStats, pipeline_stats
 from shax.tracing import check_function, trace
 from shax.types import TensorType, bool_
 

@@ -29,7 +29,7 @@ import attrs
 from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.ir import Definition, LinearizedDefinition
 from shax.location import current_source
-from shax.primitives import Call
+from shax.primitives import Arg, Call
 from shax.printing import called_definitions, show_binding, shown_names
 
 # origin -> fill colour
@@ -76,14 +76,14 @@ def graph(name: str, parts: Sequence[Part]) -> str:
     """One digraph of `parts`, each a cluster, after the definitions they call. A part with
     residual arguments receives them from the residual outputs of the last part before it
     that has some (the primal), by dashed edges."""
-    drawn: dict[int, tuple[int, str]] = {}  # id(definition) -> (its cluster number, its kind)
+    drawn: dict[int, int] = {}  # id(definition) -> its cluster number
     order: list[tuple[Definition, str, Part | None]] = []
     for part in parts:
         for callee in called_definitions(part.defn):
             if id(callee) not in drawn:
-                drawn[id(callee)] = (len(order), part.kind)
+                drawn[id(callee)] = len(order)
                 order.append((callee, part.kind, None))
-        drawn[id(part.defn)] = (len(order), part.kind)
+        drawn[id(part.defn)] = len(order)
         order.append((part.defn, part.kind, part))
     names: dict[int, str] = {}
     for part in parts:
@@ -91,22 +91,22 @@ def graph(name: str, parts: Sequence[Part]) -> str:
     lines = [f"digraph {_quote(name)} {{", '  node [shape=box, style=filled, fontname="monospace"];']
     edges: list[str] = []
     residual_sources: list[str] = []  # the node ids of the latest primal part's residual outputs
-    for k, (defn, kind, part) in enumerate(order):
+    for k, (defn, kind, drawing) in enumerate(order):
         node = lambda var_id, k=k: f"d{k}_x{var_id}"  # noqa: E731
-        r_out = part.residual_outputs if part else 0
-        r_args = part.residual_args if part else 0
+        r_out = drawing.residual_outputs if drawing else 0
+        r_args = drawing.residual_args if drawing else 0
         residual_vars = {v.id for v in defn.outputs[len(defn.outputs) - r_out :]} if r_out else set()
         outputs = {v.id for v in defn.outputs}
         first_residual_arg = len(defn.arg_types) - r_args
         lines.append(f"  subgraph cluster_{k} {{")
-        title = f"def {names.get(id(defn), defn.name)}" + (f" ({kind})" if part and len(parts) > 1 else "")
+        title = f"def {names.get(id(defn), defn.name)}" + (f" ({kind})" if drawing and len(parts) > 1 else "")
         lines.append(f"    label={_quote(title)};")
         for b in defn.bindings:
-            index = getattr(b.prim, "index", None) if b.prim.structural else None
-            if index is not None and index >= first_residual_arg and r_args:
+            saved = b.prim.index - first_residual_arg if isinstance(b.prim, Arg) else -1  # which residual
+            if r_args and saved >= 0:
                 origin = "residual"
-                if index - first_residual_arg < len(residual_sources):
-                    edges.append(f"  {residual_sources[index - first_residual_arg]} -> {node(b.var.id)} [style=dashed];")
+                if saved < len(residual_sources):
+                    edges.append(f"  {residual_sources[saved]} -> {node(b.var.id)} [style=dashed];")
             elif b.var.id in residual_vars:
                 origin = "residual"
             else:
@@ -116,9 +116,9 @@ def graph(name: str, parts: Sequence[Part]) -> str:
             lines.append(f'    {node(b.var.id)} [label={label}, fillcolor="{COLOURS[origin]}"{border}];')
             edges += [f"  {node(a.id)} -> {node(b.var.id)};" for a in b.args]
             if isinstance(b.prim, Call):
-                callee, _ = drawn[id(b.prim.defn)]
+                cluster = drawn[id(b.prim.defn)]
                 source = b.prim.defn.outputs[b.prim.output].id
-                edges.append(f"  d{callee}_x{source} -> {node(b.var.id)} [style=dashed];")
+                edges.append(f"  d{cluster}_x{source} -> {node(b.var.id)} [style=dashed];")
         lines.append("  }")
         if r_out:
             residual_sources = [node(v.id) for v in defn.outputs[len(defn.outputs) - r_out :]]
@@ -134,7 +134,9 @@ def render_svg(dot: str) -> str:
     """The SVG picture of the DOT text `dot`, drawn by Graphviz's `dot` program."""
     program = shutil.which("dot")
     if program is None:
-        raise ShaxValueError("drawing an SVG needs Graphviz's dot program, which is not installed (apt-get install graphviz)")
+        raise ShaxValueError(
+            "drawing an SVG needs Graphviz's dot program, which is not installed (apt-get install graphviz)"
+        )
     done = subprocess.run([program, "-Tsvg"], input=dot, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise ShaxValueError(f"Graphviz's dot failed: {done.stderr.strip()}")

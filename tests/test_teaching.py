@@ -16,7 +16,8 @@ import typeguard
 
 import shax
 import typeclasses as tc
-from shax import f32, primitives as P
+from shax import f32
+from shax import primitives as P
 from shax.cli import load_function, main
 from shax.cost import nbytes
 from shax.optimizers import History, adam, gradient_descent, momentum

@@ -15,8 +15,8 @@ import typeclasses as tc
 from shax.errors import ShaxTypeError, ShaxValueError
 from shax.primitive import Linearity, Primitive, int_pairs, ints, number, sizes
 from shax.rules.batch import batch_rule, batched, moveaxis, shifted
-from shax.rules.cost import cost_rules, per_input_element
 from shax.rules.codegen import Operand, Site, codegen_rule, dtype_source, reshaped, shape_source
+from shax.rules.cost import cost_rules, per_input_element
 from shax.rules.linearize import Tangent, linearize_rule, zero_of, zero_rule
 from shax.rules.transpose import Linear, transpose_rule, unbroadcast
 from shax.rules.types import type_rule

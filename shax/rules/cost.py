@@ -14,7 +14,7 @@ written: an `elementwise` one costs one flop per result element; a `shape_only` 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from shax.primitive import Primitive
 from shax.rules.table import RuleTable
@@ -22,7 +22,7 @@ from shax.types import TensorType
 
 
 class CostRule(Protocol):
-    def __call__(self, prim: Primitive, operands: Sequence[TensorType], out: TensorType) -> int: ...
+    def __call__(self, prim: Any, operands: Sequence[TensorType], out: TensorType, /) -> int: ...
 
 
 # elementwise: one operation per result element
