@@ -10,6 +10,7 @@ from typing import TypeVar
 import shax
 from shax import f32
 from shax.optimizers import gradient_descent
+from shax.plot import plot_descent
 from shax.printing import show_array, show_float
 from typeclasses import Floating, cos, sin
 
@@ -21,10 +22,14 @@ def f(x: A, y: A) -> A:
     return sin(z) * cos(z)
 
 
-def main() -> None:
+def main(plot: str | None = None) -> None:
+    """The demo; with `plot` (a file name), also draw the descent there (`shax demo --plot`)."""
     typed = shax.xpr(f, f32[()], f32[()])
     print(typed.with_output_types())
-    params, value = gradient_descent(f, [0.5, -0.75], lr=0.05, iters=39, log=print)
+    history = gradient_descent(f, [0.5, -0.75], lr=0.05, iters=39, log=print, keep_params=plot is not None)
+    params, value = history
+    if plot is not None:
+        plot_descent(f, history, plot)
     print(f"Minimum location: [{','.join(show_array(p) for p in params)}]")
     print(f"Minimum value: {show_float(value)}")
     # The JVP definition: f's primal and linearized programs zipped into one, taking the

@@ -13,7 +13,9 @@ from shax.diff import Diff, diff
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError
 from shax.evaluate import evaluate
 from shax.explain import Explanation, explain
+from shax.graphviz import to_dot
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
+from shax.stats import PipelineStats, Stats, stats
 from shax.tracer import Tracer
 from shax.tracing import trace
 from shax.transforms import (
@@ -48,4 +50,5 @@ __all__ = [
     "GradGraphInfo", "autodiff", "Diff", "diff", "custom_jvp", "custom_vjp",
     "hessian", "jacfwd", "jacrev", "stop_gradient",
     "testing",
+    "Stats", "PipelineStats", "stats", "to_dot",
 ]  # fmt: skip

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import attrs
 import numpy as np
 
+from shax import cost
 from shax.codegen import Compiled, compile_definition
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.passes import bind_arguments, cleanup
@@ -204,3 +205,8 @@ def _passed_on(defn: Definition) -> tuple[int | None, ...]:
 def compiled(defn: Definition) -> Compiled:
     """`defn`'s compiled function (`shax.codegen`)."""
     return _cached(defn, "compiled", lambda: compile_definition(defn))
+
+
+def flops(defn: Definition) -> int:
+    """The flops of one run of `defn` (`shax.cost`)."""
+    return _cached(defn, "flops", lambda: cost.flops(defn))

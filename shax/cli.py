@@ -3,7 +3,9 @@
 shax trace examples/medium.py:medium "f32[6]" "f32[2,2]"
 shax types examples/medium.py:medium "f32[6]" "f32[2,2]"
 shax explain examples/medium.py:medium "f32[6]" "f32[2,2]" --cotangents "[[5, 9]]"
+shax explain examples/medium.py:medium "f32[6]" "f32[2,2]" --stats --svg medium.svg
 shax demo       # the gradient-descent demo, then the medium pipeline (examples/)
+shax demo --plot descent.png    # ... and a picture of the descent
 
 An error, in the input or in the user's own function, is one line on stderr and exit
 status 1; `--traceback` shows where it came from.
@@ -23,6 +25,7 @@ from typing import Any
 
 from shax.errors import ShaxError, ShaxValueError
 from shax.explain import HEADERS, explain
+from shax.graphviz import render_svg
 from shax.location import show_location, user_frame_of
 from shax.stages import infer_types
 from shax.tracing import trace
@@ -53,14 +56,21 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 DEMOS = ("descent.py", "medium.py")
 
 
-def run_demos() -> None:
+def run_demos(plot: str | None = None) -> None:
+    """The demos, in order; with `plot`, the descent demo also draws its descent into that file."""
     for name in DEMOS:
         if not (EXAMPLES / name).is_file():
             raise ShaxValueError(f"shax demo runs the examples of a source checkout; {EXAMPLES / name} is missing")
+    if plot is not None:
+        import importlib.util as found
+
+        if found.find_spec("matplotlib") is None:  # before the demo prints anything
+            raise ShaxValueError("--plot needs matplotlib, the 'plot' extra: pip install 'shax[plot]'")
     for k, name in enumerate(DEMOS):
         if k:
             print()
-        load_function(f"{EXAMPLES / name}:main")()
+        main = load_function(f"{EXAMPLES / name}:main")
+        main(plot) if name == "descent.py" and plot is not None else main()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -76,7 +86,8 @@ def _parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(command, help=summary)
         sub.add_argument("function", help="FILE.py:FUNCTION")
         sub.add_argument("types", nargs="*", help='argument types, e.g. "f32[2, 6]"')
-    commands.add_parser("demo", help="run the demos: gradient descent, then the medium pipeline")
+    demo = commands.add_parser("demo", help="run the demos: gradient descent, then the medium pipeline")
+    demo.add_argument("--plot", metavar="OUT", help="also draw the loss curve and the descent path into OUT (a PNG)")
     sub = commands.add_parser("explain", help="print every stage of reverse mode, with values, as the original")
     sub.add_argument("function", help="FILE.py:FUNCTION")
     sub.add_argument("types", nargs="*", help='argument types, e.g. "f32[2, 6]"')
@@ -98,6 +109,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--names", choices=["source"], help="source: print values under the names the function gave them")
     sub.add_argument("--diff", action="store_true", help="show each stage as a diff from the one before")
     sub.add_argument("--html", metavar="OUT", help="also write every stage as a self-contained HTML page to OUT")
+    sub.add_argument("--stats", action="store_true", help="end with each stage's bindings, flops and bytes")
+    sub.add_argument("--dot", metavar="OUT", help="also write reverse mode's programs as a Graphviz graph to OUT")
+    sub.add_argument("--svg", metavar="OUT", help="also draw that graph into the SVG file OUT (runs Graphviz's dot)")
     return parser
 
 
@@ -149,7 +163,7 @@ def _message(error: Exception) -> str:
 
 def _run(args: argparse.Namespace) -> None:
     if args.command == "demo":
-        run_demos()
+        run_demos(args.plot)
         return
     function = load_function(args.function)
     types = [TensorType.parse(t) for t in args.types]
@@ -158,13 +172,18 @@ def _run(args: argparse.Namespace) -> None:
         progress = _progress()
         shown = explain(
             function, *types, **values, seed=args.seed, provenance=args.provenance, names=args.names, diff=args.diff,
-            progress=progress,
+            progress=progress, stats=args.stats,
         )  # fmt: skip
         if progress is not None:
             print("\r\033[K", end="", file=sys.stderr, flush=True)  # the progress line, cleared
+        svg = render_svg(shown.to_dot()) if args.svg else None  # first: without Graphviz, write nothing
         print(shown.show(args.stages))
         if args.html:
             Path(args.html).write_text(shown.to_html(), encoding="utf-8")
+        if args.dot:
+            Path(args.dot).write_text(shown.to_dot(), encoding="utf-8")
+        if args.svg and svg is not None:
+            Path(args.svg).write_text(svg, encoding="utf-8")
         return
     defn = trace(function, *types)
     print(defn if args.command == "trace" else infer_types(defn))

@@ -26,6 +26,7 @@ from shax.naming import names_in, source_names
 from shax.passes import apply_passes
 from shax.printing import show_definition, show_values
 from shax.stages import evaluate_linearized, infer_types, linearize, transpose, zip_definitions
+from shax.stats import PipelineStats, pipeline_stats
 from shax.tracing import check_function, trace
 from shax.types import TensorType, bool_
 
@@ -72,6 +73,7 @@ class Explanation:
     # changed nothing.
     as_diffs: bool = False
     unchanged_passes: tuple[str, ...] = ()
+    with_stats: bool = False  # show() ends with each stage's stats
 
     def sections(self) -> dict[str, str]:
         """Section key -> its text, in transcript order."""
@@ -121,7 +123,29 @@ class Explanation:
             message = f"explain: unknown section(s) {', '.join(unknown)}; the sections are {known}"
             raise at(ShaxValueError(message), current_source())
         texts = self.sections()
-        return "\n".join(f"{HEADERS[k]}\n{texts[k]}" for k in HEADERS if keys is None or k in keys)
+        shown = [f"{HEADERS[k]}\n{texts[k]}" for k in HEADERS if keys is None or k in keys]
+        if self.with_stats:
+            shown.append(f"Stats:\n{self.stats()}")
+        return "\n".join(shown)
+
+    def to_dot(self) -> str:
+        """The Graphviz DOT text of reverse mode (`shax.to_dot`): the linearized primal, its
+        linear and its transposed programs, the residuals joining them."""
+        from shax.graphviz import Part, graph
+
+        r = self.linearized.num_residuals
+        parts = [
+            Part(self.linearized.primal, "primal", residual_outputs=r),
+            Part(self.linearized.linear, "linear", residual_args=r),
+            Part(self.transposed.linear, "transposed", residual_args=self.transposed.num_residuals),
+        ]
+        if self.transposed.primal is not self.linearized.primal:
+            parts.insert(2, Part(self.transposed.primal, "primal", residual_outputs=self.transposed.num_residuals))
+        return graph(self.traced.name, parts)
+
+    def stats(self) -> PipelineStats:
+        """Per stage: its bindings, flops, residuals and their bytes, and peak live bytes (`shax.stats`)."""
+        return pipeline_stats(self)
 
     def __str__(self) -> str:
         return self.show()
@@ -149,6 +173,7 @@ def explain(
     names: str | None = None,
     diff: bool = False,
     progress: Callable[[str], object] | None = None,
+    stats: bool = False,
 ) -> Explanation:
     """Run every stage on `f` at `arg_types`; evaluate at `inputs` (x), `tangents` (dx)
     and output `cotangents` (ct), each one value per argument (per output for ct). With
@@ -157,13 +182,17 @@ def explain(
     With `names="source"`, a value the function (or a helper it calls) assigned to a
     variable prints under that name where it is unambiguous (`z` for `z = x + y`). With
     `diff`, each stage prints as a diff from the one before (`shax.diff`), and the
-    rewrites that changed nothing are listed. `progress`, if given, is called with the
-    name of each step as it begins (the CLI shows them on a terminal)."""
+    rewrites that changed nothing are listed. With `stats`, the printout ends with each
+    stage's bindings, flops, residuals and peak live bytes (`Explanation.stats()`).
+    `progress`, if given, is called with the name of each step as it begins (the CLI
+    shows them on a terminal)."""
     check_function("explain", f)
     if not isinstance(provenance, bool):
         raise at(ShaxTypeError(f"explain: provenance must be a bool, got {provenance!r}"), current_source())
     if not isinstance(diff, bool):
         raise at(ShaxTypeError(f"explain: diff must be a bool, got {diff!r}"), current_source())
+    if not isinstance(stats, bool):
+        raise at(ShaxTypeError(f"explain: stats must be a bool, got {stats!r}"), current_source())
     if names is not None and names != "source":
         message = f"explain: names must be None (x0, x1, ...) or 'source' (the user's names), got {names!r}"
         raise at(ShaxValueError(message), current_source())
@@ -210,7 +239,7 @@ def explain(
     return Explanation(
         traced, typed, rewritten, linearized, transposed, zipped, x, dx, ct,
         tuple(outputs), tuple(output_tangents), tuple(outputs_again), tuple(input_cotangents), tuple(vjp),
-        provenance, var_names, diff, unchanged_passes,
+        provenance, var_names, diff, unchanged_passes, stats,
     )  # fmt: skip
 
 

@@ -8,6 +8,13 @@ is a list or plain tuple of f's arguments (the original's convention: `f(*params
 or any other pytree (a dict, a NamedTuple, an array), which is f's one argument.
 Python numbers become f32 (the original's Float); arrays keep their dtype. The
 parameters keep their structure. `momentum` and `adam` share the interface.
+
+To see the descent, ask for its history: `history=True` returns a `History` instead,
+whose `values` are the logged values (as floats) and which unpacks as `(params, value)`
+like the plain result, so the two calls read alike; `keep_params=True` (which implies
+`history`) also keeps the parameters at each of those points, in `History.path`
+(memory grows with iters times the parameters, hence opt-in). Printing is `log`'s:
+`log=None` runs silently. `log=print` stays the default, as in the original's demo.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, SupportsFloat
 
+import attrs
 import numpy as np
 
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
@@ -29,21 +37,51 @@ Log = Callable[[str], Any] | None
 Update = Callable[[list[Any], Sequence[Any], int], list[Any]]
 
 
-def gradient_descent(f: Callable[..., Any], params: Any, lr: float, iters: int, log: Log = print) -> tuple[Any, Any]:
+@attrs.frozen(eq=False)  # it holds arrays
+class History:
+    """A descent's result and what it went through: `values[k]` is f at iteration k+1's
+    starting point (the last: at the final point), `path[k]` the parameters there (with
+    `keep_params`, else None). Unpacks as `params, value = history`."""
+
+    params: Any
+    value: Any
+    values: tuple[float, ...]
+    path: tuple[Any, ...] | None = None
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.params, self.value))
+
+
+def gradient_descent(
+    f: Callable[..., Any],
+    params: Any,
+    lr: float,
+    iters: int,
+    log: Log = print,
+    history: bool = False,
+    keep_params: bool = False,
+) -> tuple[Any, Any] | History:
     """Plain gradient descent: p ← p - lr·∇f(p)."""
-    _check_settings("gradient_descent", iters, log, lr=lr)
+    _check_settings("gradient_descent", iters, log, history, keep_params, lr=lr)
 
     def update(leaves: list[Any], grads: Sequence[Any], step: int) -> list[Any]:
         return [p - lr * g for p, g in zip(leaves, grads)]
 
-    return _minimize(f, params, iters, log, update)
+    return _minimize(f, params, iters, log, update, history or keep_params, keep_params)
 
 
 def momentum(
-    f: Callable[..., Any], params: Any, lr: float, iters: int, beta: float = 0.9, log: Log = print
-) -> tuple[Any, Any]:
+    f: Callable[..., Any],
+    params: Any,
+    lr: float,
+    iters: int,
+    beta: float = 0.9,
+    log: Log = print,
+    history: bool = False,
+    keep_params: bool = False,
+) -> tuple[Any, Any] | History:
     """Heavy-ball momentum: v ← β·v + ∇f(p), p ← p - lr·v."""
-    _check_settings("momentum", iters, log, lr=lr, beta=beta)
+    _check_settings("momentum", iters, log, history, keep_params, lr=lr, beta=beta)
     velocity: list[Any] = []
 
     def update(leaves: list[Any], grads: Sequence[Any], step: int) -> list[Any]:
@@ -52,7 +90,7 @@ def momentum(
         velocity[:] = [beta * v + g for v, g in zip(velocity, grads)]
         return [p - lr * v for p, v in zip(leaves, velocity)]
 
-    return _minimize(f, params, iters, log, update)
+    return _minimize(f, params, iters, log, update, history or keep_params, keep_params)
 
 
 def adam(
@@ -64,10 +102,12 @@ def adam(
     b2: float = 0.999,
     eps: float = 1e-8,
     log: Log = print,
-) -> tuple[Any, Any]:
+    history: bool = False,
+    keep_params: bool = False,
+) -> tuple[Any, Any] | History:
     """Adam (Kingma & Ba): m ← b1·m + (1-b1)·g, s ← b2·s + (1-b2)·g², then
     p ← p - lr·m̂/(√ŝ + eps) with the bias-corrected m̂ = m/(1-b1ᵗ), ŝ = s/(1-b2ᵗ)."""
-    _check_settings("adam", iters, log, lr=lr, b1=b1, b2=b2, eps=eps)
+    _check_settings("adam", iters, log, history, keep_params, lr=lr, b1=b1, b2=b2, eps=eps)
     m: list[Any] = []
     s: list[Any] = []
 
@@ -79,14 +119,18 @@ def adam(
         s[:] = [b2 * a + (1 - b2) * g * g for a, g in zip(s, grads)]
         return [p - lr * (a / (1 - b1**step)) / (np.sqrt(b / (1 - b2**step)) + eps) for p, a, b in zip(leaves, m, s)]
 
-    return _minimize(f, params, iters, log, update)
+    return _minimize(f, params, iters, log, update, history or keep_params, keep_params)
 
 
-def _check_settings(what: str, iters: Any, log: Any, **rates: Any) -> None:
-    """Nothing if `iters` is a count, `log` a function or None, and each of `rates` a finite
-    real number; else a ShaxError naming the optimizer and the setting, at the caller's line."""
+def _check_settings(what: str, iters: Any, log: Any, history: Any, keep_params: Any, **rates: Any) -> None:
+    """Nothing if `iters` is a count, `log` a function or None, `history` and `keep_params`
+    bools, and each of `rates` a finite real number; else a ShaxError naming the optimizer
+    and the setting, at the caller's line."""
     for error in _bad_settings(what, iters, log, rates):
         raise at(error, current_source())
+    for name, flag in (("history", history), ("keep_params", keep_params)):
+        if not isinstance(flag, bool):
+            raise at(ShaxTypeError(f"{what}: {name} must be a bool, got {flag!r}"), current_source())
 
 
 def _bad_settings(what: str, iters: Any, log: Any, rates: dict[str, Any]) -> Iterator[ShaxError]:
@@ -110,19 +154,34 @@ def _finite(number: SupportsFloat) -> bool:
         return False
 
 
-def _minimize(f: Callable[..., Any], params: Any, iters: int, log: Log, update: Update) -> tuple[Any, Any]:
+def _minimize(
+    f: Callable[..., Any], params: Any, iters: int, log: Log, update: Update, history: bool, keep_params: bool
+) -> tuple[Any, Any] | History:
     spread = type(params) in (list, tuple)  # a NamedTuple (or other pytree) is f's one argument
     args = tuple(params) if spread else (params,)
     leaves, tree = flatten(args)
     leaves = [np.float32(p) if isinstance(p, (int, float)) and not isinstance(p, np.generic) else p for p in leaves]
     trained = [np.issubdtype(np.asarray(p).dtype, np.floating) for p in leaves]  # integer leaves stay as they are
     step = value_and_grad(f, wrt=tuple(range(len(args))))
+    values: list[float] = []
+    path: list[Any] = []
     for k in range(1, iters + 2):
         value, grads = step(*unflatten(tree, leaves))
         if log is not None:
             log(f"Iteration {k}: {show_float(value)}")
+        if history:
+            values.append(float(value))
+        if keep_params:  # the updates build new arrays: these are never overwritten
+            path.append(_shaped(params, unflatten(tree, leaves), spread))
         if k <= iters:
             new = update(leaves, flatten(grads)[0], k)
             leaves = [n if t else p for p, n, t in zip(leaves, new, trained)]
-    final = unflatten(tree, leaves)
-    return (type(params)(final) if spread else final[0]), value
+    final = _shaped(params, unflatten(tree, leaves), spread)
+    if history:
+        return History(final, value, tuple(values), tuple(path) if keep_params else None)
+    return final, value
+
+
+def _shaped(params: Any, args: Any, spread: bool) -> Any:
+    """The arguments `args` in the structure the user gave `params` in."""
+    return type(params)(args) if spread else args[0]

@@ -81,6 +81,9 @@ class Primitive:
     multi_output: ClassVar[bool] = False
     # Its number of operands and their linearity are per operation (fields), not per class.
     variadic: ClassVar[bool] = False
+    # Cost traits (`shax.rules.cost`): one flop per result element; only moves data (no flops).
+    elementwise: ClassVar[bool] = False
+    shape_only: ClassVar[bool] = False
 
     # The positions of the LINEAR and of the BILINEAR operands, set on declaration.
     linear_operands: ClassVar[tuple[int, ...]] = ()

@@ -160,12 +160,15 @@ def jitted(function: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def differentiated(function: Callable[..., Any]) -> Callable[..., Any]:
+def differentiated(function: Callable[..., Any], receiver: bool = False) -> Callable[..., Any]:
     """The gradient of the sum of the results of the first float dtype (the float
-    arrays among the arguments as the parameters; none: the function traced)."""
+    arrays among the arguments as the parameters; none: the function traced). With
+    `receiver`, the first argument is traced whatever its dtype: a method's receiver, whose
+    method would otherwise be numpy's own (an integer array's), not the tracer's."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        arrays, f = staged(function, args, kwargs, lambda a: a.dtype.kind == "f")
+        first = args[0] if receiver and args else None
+        arrays, f = staged(function, args, kwargs, lambda a: a.dtype.kind == "f" or (a is first and traceable(a)))
         if not arrays:
             return traced(function)(*args, **kwargs)
         return shax.grad(lambda *tracers: total(f(*tracers), tracers[0]))(*arrays)
@@ -240,7 +243,9 @@ def method_call(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dic
     bad: dict[int | str, st.SearchStrategy[Any]] = {0: SHAX_ARRAYS}
     if function is METHOD_CALLS["__getitem__"][0]:
         bad[1] = KEYS
-    return Call(traced(function), args, kwargs, bad=bad, variants=(jitted(function), differentiated(function)))
+    return Call(
+        traced(function), args, kwargs, bad=bad, variants=(jitted(function), differentiated(function, receiver=True))
+    )
 
 
 def public_methods() -> set[str]:

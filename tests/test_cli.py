@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -143,3 +144,58 @@ def test_explain_shows_its_progress_on_a_terminal(monkeypatch: pytest.MonkeyPatc
     shown = re.findall(r"explain: ([a-z ]+)\.\.\.", terminal.getvalue())
     assert shown == ["tracing", "type inference", "rewrites", "linearize", "transpose", "zip", "evaluation", "diffs"]
     assert terminal.getvalue().endswith("\r\033[K")  # cleared at the end
+
+
+# The teaching flags: --stats, --dot, --svg (explain) and --plot (demo).
+MEDIUM_ARGS = ["explain", "examples/medium.py:medium", "f32[6]", "f32[2,2]", "--stages", "f"]
+
+
+def test_explain_stats_ends_with_each_stage(capsys: pytest.CaptureFixture[str]) -> None:
+    code, lines, _ = run(capsys, *MEDIUM_ARGS, "--stats")
+    assert code == 0
+    start = lines.index("Stats:")
+    assert lines[start + 1].split() == ["stage", "bindings", "flops", "residuals", "(bytes)", "peak", "live", "bytes"]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[start + 2 :]}
+    assert list(rows) == ["tracing", "rewrites", "linearize", "transpose", "zip"]
+    assert rows["tracing"] == ["13", "120", "-", "184"]  # tests/test_teaching.py works these out
+    assert rows["linearize"][2:4] == ["11", "(336)"]
+    code, plain, _ = run(capsys, *MEDIUM_ARGS)
+    assert code == 0 and "Stats:" not in plain
+
+
+def test_explain_dot_writes_the_graph(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = tmp_path / "medium.dot"
+    code, lines, _ = run(capsys, *MEDIUM_ARGS, "--dot", str(out))
+    assert code == 0 and lines[0] == "f(x):"
+    text = out.read_text()
+    assert text.startswith('digraph "medium" {') and text.count("subgraph cluster_") == 3
+    assert '"def medium (primal)"' in text and '"def dmediumt (transposed)"' in text
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+def test_explain_svg_draws_it(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = tmp_path / "medium.svg"
+    code, _, err = run(capsys, *MEDIUM_ARGS, "--svg", str(out))
+    assert (code, err) == (0, "")
+    assert "<svg" in out.read_text() and "x0 :: f32[6] = arg0" in out.read_text()
+
+
+def test_explain_svg_without_graphviz_is_one_message(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("shax.graphviz.shutil.which", lambda program: None)
+    out = tmp_path / "medium.svg"
+    code, lines, err = run(capsys, *MEDIUM_ARGS, "--svg", str(out))
+    assert (code, lines) == (1, [])
+    assert err.startswith("shax: ") and "Graphviz" in err and "graphviz" in err
+    assert not out.exists()
+
+
+def test_demo_plot_draws_the_descent_and_prints_the_same(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "descent.png"
+    code, lines, _ = run(capsys, "demo", "--plot", str(out))
+    assert code == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    _, plain, _ = run(capsys, "demo")
+    assert lines == plain  # the golden transcript, digit for digit (tests/test_golden.py checks it)

@@ -268,6 +268,11 @@ SHAX: dict[str, Call] = {
     "jacrev": Call(with_options(shax.jacrev), (pair, 0, False, X, Y), variadic=True),
     "hessian": Call(with_options(shax.hessian), (energy, -1, False, X, Y), variadic=True),
     "stop_gradient": Call(shax.stop_gradient, (X,), variants=(inside_trace(shax.stop_gradient, first=0),)),
+    "stats": Call(shax.stats, (LIN,)),
+    "to_dot": Call(shax.to_dot, (LIN,), {"transposed": True}),
+    "explain (stats)": Call(shax.explain, (loss, f32[3]), {"stats": True}, variadic=True),
+    "Explanation.stats": Call(EXPLANATION.stats, ()),
+    "Explanation.to_dot": Call(EXPLANATION.to_dot, ()),
 }
 STAGES: dict[str, Call] = {
     "batch": Call(stages.batch, (TYPED, 0, 2, 0)),
@@ -285,7 +290,10 @@ PASSES: dict[str, Call] = {
 }
 OPTIMIZERS: dict[str, Call] = {
     name: Call(
-        getattr(optimizers, name), (loss, [X]), {"lr": 0.1, "iters": 2, "log": None}, bad={"iters": SMALL_COUNTS}
+        getattr(optimizers, name),
+        (loss, [X]),
+        {"lr": 0.1, "iters": 2, "log": None, "history": True, "keep_params": True},
+        bad={"iters": SMALL_COUNTS},
     )
     for name in ("gradient_descent", "momentum", "adam")
 }
@@ -335,6 +343,8 @@ NOT_CALLED = {
     "CallSiteInfo": "made by call_with_info (its graph_to_parent has a driver)",
     "GradGraphInfo": "made by autodiff (its methods have drivers)",
     "Diff": "made by diff",
+    "Stats": "made by stats",
+    "PipelineStats": "made by Explanation.stats",
 }
 NAMESPACES = {
     "stages": (stages, STAGES),

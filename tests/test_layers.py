@@ -21,13 +21,14 @@ LAYERS: list[tuple[str, ...]] = [
     ("shax.printing", "shax.builder"),
     ("shax.tracer", "shax.array_methods", "shax.array_methods_reductions", "shax.indexing", "shax.numpy_dispatch",
      "shax.checked_numpy",
-     "shax.sharing", "shax.tracing", "shax.walker", "shax.evaluate", "shax.validation"),
+     "shax.sharing", "shax.tracing", "shax.walker", "shax.evaluate", "shax.validation", "shax.cost"),
     ("shax.passes",),
     ("shax.stages",),
     ("shax.codegen",),
     ("shax.callees",),
     ("shax.transforms",),
-    ("shax.explain", "shax.cli", "shax.optimizers", "shax.numpy", "shax.nn", "shax"),
+    ("shax.explain", "shax.cli", "shax.optimizers", "shax.numpy", "shax.nn", "shax.stats", "shax.graphviz", "shax.plot",
+     "shax"),
 ]  # fmt: skip
 
 

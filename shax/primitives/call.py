@@ -35,6 +35,7 @@ from shax.ir import Definition, Var, type_of
 from shax.primitive import Linearity, Primitive
 from shax.rules.batch import batch_rule
 from shax.rules.codegen import Operand, Site, codegen_rule
+from shax.rules.cost import cost_rule
 from shax.rules.evaluate import eval_rule
 from shax.rules.linearize import PrimalAndTangent, Tangent, Zero, linearize_rule, materialized, residual, zero_rule
 from shax.rules.transpose import transpose_rule
@@ -193,3 +194,12 @@ def _call_codegen(prim: Call, site: Site, operands: Sequence[Operand]) -> str:
 
     function = site.constant(compiled(prim.defn).function)
     return f"{function}({', '.join(map(str, operands))})"
+
+
+# call: what the callee computes, counted once per call (not per output binding), its
+# count computed once per callee
+@cost_rule(Call)
+def _call_cost(prim: Call, operands: Sequence[TensorType], out: TensorType) -> int:
+    from shax.callees import flops
+
+    return flops(prim.defn)

@@ -30,6 +30,7 @@ class Concatenate(Primitive):
     """x, then y, along `axis`; every other axis the same size in both."""
 
     name, function = "concatenate", tc.concatenate
+    shape_only: ClassVar[bool] = True
     linearity: ClassVar[tuple[Linearity, ...]] = (Linearity.LINEAR, Linearity.LINEAR)
     axis: int = attrs.field(converter=integer)
 

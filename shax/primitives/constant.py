@@ -33,6 +33,7 @@ class Constant(Primitive):
     is never batched and never linear in anything (all derived from its linearity)."""
 
     name: ClassVar[str] = "fromList"
+    shape_only: ClassVar[bool] = True
     linearity: ClassVar[tuple[Linearity, ...]] = ()
     value: np.ndarray = attrs.field(converter=_frozen_array)
 

@@ -34,6 +34,7 @@ class ConvertElementType(Primitive):
     """x's elements as `dtype` (a shax dtype, or a numpy one naming it)."""
 
     name, function = "convert_element_type", tc.convert_element_type
+    shape_only: ClassVar[bool] = True
     linearity: ClassVar[tuple[Linearity, ...]] = (Linearity.LINEAR,)
     dtype: DType = attrs.field(converter=_dtype)
 

@@ -38,6 +38,7 @@ from shax.primitive import Linearity, Primitive
 from shax.primitives.call import Call
 from shax.rules.batch import batch_rule
 from shax.rules.codegen import Operand, Site, codegen_rule
+from shax.rules.cost import cost_rule
 from shax.rules.evaluate import eval_rule
 from shax.rules.linearize import (
     PrimalAndTangent,
@@ -440,3 +441,26 @@ def _call_compiled(defn: Definition, site: Site, operands: Sequence[Operand]) ->
 
     function = site.constant(compiled(defn).function)
     return f"{function}({', '.join(map(str, operands))})"
+
+
+# what f computes (its rule runs only where a derivative is taken)
+@cost_rule(CustomJVP)
+def _custom_jvp_cost(prim: CustomJVP, operands: Sequence[TensorType], out: TensorType) -> int:
+    from shax.callees import flops
+
+    return flops(prim.defn)
+
+
+@cost_rule(CustomVJP)
+def _custom_vjp_cost(prim: CustomVJP, operands: Sequence[TensorType], out: TensorType) -> int:
+    from shax.callees import flops
+
+    return flops(prim.defn)
+
+
+# bwd's, which its forward value (bwd transposed) and its transpose (bwd) both cost
+@cost_rule(CustomVJPLinear)
+def _custom_vjp_linear_cost(prim: CustomVJPLinear, operands: Sequence[TensorType], out: TensorType) -> int:
+    from shax.callees import flops
+
+    return flops(prim.bwd)

@@ -16,6 +16,7 @@ from shax.errors import ShaxTypeError, ShaxValueError
 from shax.primitive import Linearity, Primitive, ints
 from shax.rules.batch import batch_rule, batched, shifted
 from shax.rules.codegen import Operand, Site, codegen_rule, reshaped, shape_source
+from shax.rules.cost import cost_rule
 from shax.rules.transpose import Linear, transpose_rule
 from shax.rules.types import type_rule
 from shax.types import TensorType, bool_
@@ -165,3 +166,9 @@ def _dot_general_batch(
     dy = batched(dy)  # x is not batched, so y is
     rf = free_axes(len(tc.shape(y)) - 1, prim.rhs_contracting, prim.rhs_batch)
     return result, len(lb) + len(lf) + sum(a < dy for a in rf)
+
+
+# dot_general: each of the batch·M·N results is K multiply-adds, so 2·batch·M·N·K flops
+@cost_rule(DotGeneral)
+def _dot_general_cost(prim: DotGeneral, operands: Sequence[TensorType], out: TensorType) -> int:
+    return 2 * out.size * math.prod(operands[0].shape[a] for a in prim.lhs_contracting)

@@ -46,6 +46,7 @@ class Pointwise(Primitive):
 
     accepts: ClassVar[frozenset[DType]]
     result_dtype: ClassVar[DType | None] = None  # None: the operands' dtype
+    elementwise: ClassVar[bool] = True
 
 
 def _pointwise_type(prim: Pointwise, operands: Sequence[TensorType]) -> TensorType:

@@ -30,6 +30,7 @@ import typeclasses as tc
 from shax.errors import ShaxValueError
 from shax.primitive import Linearity, Primitive, integer
 from shax.rules.batch import batch_rule, batched_at, moveaxis
+from shax.rules.cost import cost_rule
 from shax.rules.linearize import Zero, materialized
 from shax.rules.transpose import Operand, transpose_rule
 from shax.rules.types import type_rule
@@ -73,6 +74,7 @@ class Indexing(Primitive):
 @attrs.frozen
 class Gather(Indexing):
     name, function = "gather", tc.gather
+    shape_only: ClassVar[bool] = True
     linearity: ClassVar[tuple[Linearity, ...]] = (L, Z)
 
 
@@ -85,6 +87,7 @@ class ScatterAdd(Indexing):
 @attrs.frozen
 class Scatter(Indexing):
     name, function = "scatter", tc.scatter
+    shape_only: ClassVar[bool] = True
     linearity: ClassVar[tuple[Linearity, ...]] = (L, Z, L)
 
 
@@ -163,3 +166,9 @@ def _scatter_batch(prim: Indexing, operands: Sequence[Tracer], dims: Sequence[in
     x, indices, updates = (batched_at(o, d, 0, size) for o, d in zip(operands, dims))
     write = tc.scatter_add if isinstance(prim, ScatterAdd) else tc.scatter
     return write(x, indices, updates, prim.axis + 1, prim.batch_dims + 1), 0
+
+
+# scatter_add: one addition per update element
+@cost_rule(ScatterAdd)
+def _scatter_add_cost(prim: ScatterAdd, operands: Sequence[TensorType], out: TensorType) -> int:
+    return operands[2].size

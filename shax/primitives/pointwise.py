@@ -181,6 +181,7 @@ class Select(Primitive):
     the branches for a fixed predicate: d(select p a b) = select p da db."""
 
     name: ClassVar[str] = "select"
+    elementwise: ClassVar[bool] = True
     function = tc.select
     linearity: ClassVar[tuple[Linearity, ...]] = (Z, L, L)
 

@@ -20,6 +20,7 @@ import typeclasses as tc
 from shax.errors import ShaxValueError
 from shax.primitive import Linearity, Primitive, integer, ints
 from shax.rules.batch import batch_rule, batched, shifted
+from shax.rules.cost import cost_rules, per_input_element
 from shax.rules.linearize import Tangent, linearize_rule, residual
 from shax.rules.types import type_rule
 from shax.types import TensorType, bool_, i32
@@ -151,3 +152,7 @@ def _arg_type(prim: ArgReduction, operands: Sequence[TensorType]) -> TensorType:
 def _arg_batch(prim: ArgReduction, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
     (x,), d = operands, batched(dims[0])
     return type(prim)(shifted(prim.axis, d)).apply(x), d - (prim.axis < d)
+
+
+# reductions: one comparison or product per input element
+cost_rules.register(ReduceMax, ReduceMin, ReduceProd, ArgMax, ArgMin)(per_input_element)

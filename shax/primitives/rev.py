@@ -29,6 +29,7 @@ class Rev(Primitive):
     """x reversed along each of `axes` (distinct axes of x)."""
 
     name, function = "rev", tc.rev
+    shape_only: ClassVar[bool] = True
     linearity: ClassVar[tuple[Linearity, ...]] = (Linearity.LINEAR,)
     axes: tuple[int, ...] = attrs.field(converter=ints)
 

@@ -16,6 +16,7 @@ from shax.errors import ShaxTypeError, ShaxValueError
 from shax.primitive import Linearity, Primitive, int_pairs, ints, number, sizes
 from shax.rules.batch import batch_rule, batched, moveaxis, shifted
 from shax.rules.codegen import Operand, Site, codegen_rule, dtype_source, reshaped, shape_source
+from shax.rules.cost import cost_rules, per_input_element
 from shax.rules.linearize import Tangent, linearize_rule, zero_of, zero_rule
 from shax.rules.transpose import Linear, transpose_rule, unbroadcast
 from shax.rules.types import type_rule
@@ -40,6 +41,7 @@ class ShapePrimitive(Primitive):
 @attrs.frozen
 class Reshape(ShapePrimitive):
     name, function = "reshape", tc.reshape
+    shape_only: ClassVar[bool] = True
     shape: tuple[int, ...] = attrs.field(converter=sizes)
 
 
@@ -65,6 +67,7 @@ class Broadcast(ShapePrimitive):
     """Input axis i becomes output axis dims[i]; a size-1 input axis may stretch."""
 
     name, function = "broadcast", tc.broadcast
+    shape_only: ClassVar[bool] = True
     dims: tuple[int, ...] = attrs.field(converter=ints)
     shape: tuple[int, ...] = attrs.field(converter=sizes)
 
@@ -108,6 +111,7 @@ class Transpose(Primitive):
     """Output axis i is input axis perm[i]."""
 
     name, function = "transpose", tc.transpose
+    shape_only: ClassVar[bool] = True
     linearity: ClassVar[tuple[Linearity, ...]] = LINEAR
     perm: tuple[int, ...] = attrs.field(converter=ints)
 
@@ -138,6 +142,7 @@ class Slice(ShapePrimitive):
     """Elements start[i] <= j < end[i] along each axis i (no strides)."""
 
     name, function = "slice", tc.slice
+    shape_only: ClassVar[bool] = True
     start: tuple[int, ...] = attrs.field(converter=ints)
     end: tuple[int, ...] = attrs.field(converter=ints)
 
@@ -170,6 +175,7 @@ class Pad(ShapePrimitive):
     Linear in its operand when value is 0 (the only padding linearize/transpose emit)."""
 
     name, function = "pad", tc.pad
+    shape_only: ClassVar[bool] = True
     lohi: tuple[tuple[int, int], ...] = attrs.field(converter=int_pairs)
     value: float = attrs.field(converter=number)
 
@@ -371,3 +377,7 @@ def _reduce_sum_batch(
 ) -> tuple[Tracer, int | None]:
     (x,), d = operands, batched(dims[0])
     return tc.reduce_sum(x, [shifted(a, d) for a in prim.axes]), d - sum(a < d for a in prim.axes)
+
+
+# reduce_sum: one addition per input element
+cost_rules.register(ReduceSum)(per_input_element)

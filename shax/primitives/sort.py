@@ -15,6 +15,7 @@ import typeclasses as tc
 from shax.errors import ShaxValueError
 from shax.primitive import Linearity, Primitive, integer
 from shax.rules.batch import batch_rule, batched, shifted
+from shax.rules.cost import cost_rule
 from shax.rules.types import type_rule
 from shax.types import TensorType, bool_, i32
 
@@ -46,3 +47,11 @@ def _argsort_type(prim: ArgSort, operands: Sequence[TensorType]) -> TensorType:
 def _argsort_batch(prim: ArgSort, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
     (x,), d = operands, batched(dims[0])
     return tc.argsort(x, shifted(prim.axis, d)), d
+
+
+# argsort: a comparison sort of each row of n elements, n·⌈log₂ n⌉ comparisons
+@cost_rule(ArgSort)
+def _argsort_cost(prim: ArgSort, operands: Sequence[TensorType], out: TensorType) -> int:
+    (x,) = operands
+    n = x.shape[prim.axis]
+    return x.size * max(n - 1, 0).bit_length()

@@ -31,6 +31,7 @@ class StopGradient(Primitive):
     name, function = "stop_gradient", tc.stop_gradient
     # d stop_gradient(x) = 0
     linearity: ClassVar[tuple[Linearity, ...]] = (Linearity.NON_DIFFERENTIABLE,)
+    shape_only: ClassVar[bool] = True  # no flops: the identity
 
 
 @type_rule(StopGradient)

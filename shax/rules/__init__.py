@@ -11,6 +11,7 @@ they are written with.
     transpose   transpose_rules  prim, result cotangent, operands -> operand cotangents
     batch       batch_rules      prim, operands, batch axes -> batched result, its axis
     codegen     codegen_rules    prim, site, operands -> Python source of the numpy calls
+    cost        cost_rules       prim, operand types, result type -> flops (`shax.stats`)
 
 Rules are registered right under their primitive, in its family module
 (`shax/primitives/*.py`), with each table's decorator (`@linearize_rule(Sin)`).
@@ -18,6 +19,7 @@ Rules are registered right under their primitive, in its family module
 
 from shax.rules.batch import batch_rule, batch_rules
 from shax.rules.codegen import codegen_rule, codegen_rules
+from shax.rules.cost import cost_rule, cost_rules
 from shax.rules.evaluate import eval_rule, eval_rules
 from shax.rules.linearize import linearize_rule, linearize_rules, zero_rule, zero_rules
 from shax.rules.table import RuleTable
@@ -33,10 +35,12 @@ TABLES: dict[str, RuleTable] = {
     "transpose": transpose_rules,
     "batch": batch_rules,
     "codegen": codegen_rules,
+    "cost": cost_rules,
 }
 
 __all__ = [
     "TABLES", "RuleTable", "batch_rule", "batch_rules", "codegen_rule", "codegen_rules", "eval_rule", "eval_rules",
     "linearize_rule", "linearize_rules", "transpose_rule", "transpose_rules", "type_rule", "type_rules",
     "zero_rule", "zero_rules",
+    "cost_rule", "cost_rules",
 ]  # fmt: skip

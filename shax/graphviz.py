@@ -1,0 +1,143 @@
+"""`shax.to_dot`: a definition as a Graphviz graph, to look at its data flow.
+
+    Path("f.dot").write_text(shax.to_dot(shax.xpr(f, x)))      # dot -Tsvg f.dot > f.svg
+
+A node per binding, labelled as the binding prints (`x3 :: f32[6] = sin x2`), an edge
+from each operand to each use, the outputs drawn with a double border. Every definition
+is a cluster (`def name`); a called definition is drawn once, in a cluster of its own,
+with a dashed edge from the callee's output to each call binding reading it. A node's
+colour says where its value comes from, known from the kind of definition given:
+
+    argument    an `arg` binding (a linear program's tangent or cotangent arguments too)
+    primal      a binding of a Definition, or of a LinearizedDefinition's primal part
+    residual    a primal output beyond the original outputs (the last `num_residuals`),
+                and the linear part's arguments receiving them, joined by a dashed edge
+    linear      a binding of a LinearizedDefinition's linear part
+    transposed  the same, for a transposed one (`to_dot(lin, transposed=True)`)
+
+A callee's bindings take the colour of the part that first calls it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Sequence
+
+import attrs
+
+from shax.errors import ShaxTypeError, ShaxValueError, at
+from shax.ir import Definition, LinearizedDefinition
+from shax.location import current_source
+from shax.primitives import Arg, Call
+from shax.printing import called_definitions, show_binding, shown_names
+
+# origin -> fill colour
+COLOURS = {
+    "argument": "#e0e0e0",
+    "primal": "#cfe2ff",
+    "residual": "#ffe08a",
+    "linear": "#c8f0c8",
+    "transposed": "#f8c8d8",
+}
+
+
+@attrs.frozen
+class Part:
+    """A definition to draw, the colour of its bindings, and how many of its outputs
+    (primal part) or arguments (linear part) are residuals."""
+
+    defn: Definition
+    kind: str
+    residual_outputs: int = 0
+    residual_args: int = 0
+
+
+def to_dot(defn: Definition | LinearizedDefinition, *, transposed: bool = False) -> str:
+    """The Graphviz DOT text of `defn` (both parts of a LinearizedDefinition, the linear one
+    coloured `transposed` when `transposed` says it is)."""
+    if not isinstance(transposed, bool):
+        raise at(ShaxTypeError(f"to_dot: transposed must be a bool, got {transposed!r}"), current_source())
+    if isinstance(defn, LinearizedDefinition):
+        return graph(defn.primal.name, linearized_parts(defn, "transposed" if transposed else "linear"))
+    if isinstance(defn, Definition):
+        return graph(defn.name, [Part(defn, "primal")])
+    message = f"to_dot: expected a Definition or LinearizedDefinition, got {type(defn).__name__}"
+    raise at(ShaxTypeError(message), current_source())
+
+
+def linearized_parts(lin: LinearizedDefinition, kind: str) -> list[Part]:
+    """The primal part, then the linear one, their residuals marked."""
+    r = lin.num_residuals
+    return [Part(lin.primal, "primal", residual_outputs=r), Part(lin.linear, kind, residual_args=r)]
+
+
+def graph(name: str, parts: Sequence[Part]) -> str:
+    """One digraph of `parts`, each a cluster, after the definitions they call. A part with
+    residual arguments receives them from the residual outputs of the last part before it
+    that has some (the primal), by dashed edges."""
+    drawn: dict[int, int] = {}  # id(definition) -> its cluster number
+    order: list[tuple[Definition, str, Part | None]] = []
+    for part in parts:
+        for callee in called_definitions(part.defn):
+            if id(callee) not in drawn:
+                drawn[id(callee)] = len(order)
+                order.append((callee, part.kind, None))
+        drawn[id(part.defn)] = len(order)
+        order.append((part.defn, part.kind, part))
+    names: dict[int, str] = {}
+    for part in parts:
+        names.update(shown_names(part.defn, called_definitions(part.defn)))
+    lines = [f"digraph {_quote(name)} {{", '  node [shape=box, style=filled, fontname="monospace"];']
+    edges: list[str] = []
+    residual_sources: list[str] = []  # the node ids of the latest primal part's residual outputs
+    for k, (defn, kind, drawing) in enumerate(order):
+        node = lambda var_id, k=k: f"d{k}_x{var_id}"  # noqa: E731
+        r_out = drawing.residual_outputs if drawing else 0
+        r_args = drawing.residual_args if drawing else 0
+        residual_vars = {v.id for v in defn.outputs[len(defn.outputs) - r_out :]} if r_out else set()
+        outputs = {v.id for v in defn.outputs}
+        first_residual_arg = len(defn.arg_types) - r_args
+        lines.append(f"  subgraph cluster_{k} {{")
+        title = f"def {names.get(id(defn), defn.name)}" + (f" ({kind})" if drawing and len(parts) > 1 else "")
+        lines.append(f"    label={_quote(title)};")
+        for b in defn.bindings:
+            saved = b.prim.index - first_residual_arg if isinstance(b.prim, Arg) else -1  # which residual
+            if r_args and saved >= 0:
+                origin = "residual"
+                if saved < len(residual_sources):
+                    edges.append(f"  {residual_sources[saved]} -> {node(b.var.id)} [style=dashed];")
+            elif b.var.id in residual_vars:
+                origin = "residual"
+            else:
+                origin = "argument" if b.prim.structural else kind
+            border = ", peripheries=2" if b.var.id in outputs else ""
+            label = _quote(show_binding(b, names))
+            lines.append(f'    {node(b.var.id)} [label={label}, fillcolor="{COLOURS[origin]}"{border}];')
+            edges += [f"  {node(a.id)} -> {node(b.var.id)};" for a in b.args]
+            if isinstance(b.prim, Call):
+                cluster = drawn[id(b.prim.defn)]
+                source = b.prim.defn.outputs[b.prim.output].id
+                edges.append(f"  d{cluster}_x{source} -> {node(b.var.id)} [style=dashed];")
+        lines.append("  }")
+        if r_out:
+            residual_sources = [node(v.id) for v in defn.outputs[len(defn.outputs) - r_out :]]
+    return "\n".join([*lines, *edges, "}"]) + "\n"
+
+
+def _quote(text: str) -> str:
+    """`text` as a DOT string."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def render_svg(dot: str) -> str:
+    """The SVG picture of the DOT text `dot`, drawn by Graphviz's `dot` program."""
+    program = shutil.which("dot")
+    if program is None:
+        raise ShaxValueError(
+            "drawing an SVG needs Graphviz's dot program, which is not installed (apt-get install graphviz)"
+        )
+    done = subprocess.run([program, "-Tsvg"], input=dot, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise ShaxValueError(f"Graphviz's dot failed: {done.stderr.strip()}")
+    return done.stdout
