@@ -220,6 +220,7 @@ class CustomVJPLinear(Primitive):
         return f"CustomVJPLinear({self.bwd.name}, output={self.output})"
 
 
+@eval_rule(CustomJVP, CustomVJP)
 def _record_or_run(prim: CustomJVP | CustomVJP, operands: Sequence[Any]) -> list[Any]:
     """Every output: on tracers the operation recorded, on values f's definition run."""
     from shax.evaluate import evaluate
@@ -230,6 +231,7 @@ def _record_or_run(prim: CustomJVP | CustomVJP, operands: Sequence[Any]) -> list
     return evaluate(prim.defn, *operands)
 
 
+@type_rule(CustomJVP, CustomVJP)
 def _holding_type(prim: CustomJVP | CustomVJP, operands: Sequence[TensorType]) -> TensorType:
     defn = prim.defn
     if tuple(operands) != defn.arg_types:
@@ -237,16 +239,6 @@ def _holding_type(prim: CustomJVP | CustomVJP, operands: Sequence[TensorType]) -
     if not 0 <= prim.output < len(defn.outputs):
         raise prim.fail(f"{defn.name} has {len(defn.outputs)} output(s), no output {prim.output}", *operands)
     return defn.output_types()[prim.output]
-
-
-@type_rule(CustomJVP)
-def _custom_jvp_type(prim: CustomJVP, operands: Sequence[TensorType]) -> TensorType:
-    return _holding_type(prim, operands)
-
-
-@type_rule(CustomVJP)
-def _custom_vjp_type(prim: CustomVJP, operands: Sequence[TensorType]) -> TensorType:
-    return _holding_type(prim, operands)
 
 
 @type_rule(CustomVJPLinear)
@@ -257,16 +249,6 @@ def _custom_vjp_linear_type(prim: CustomVJPLinear, operands: Sequence[TensorType
     if tuple(operands[len(prim.floats) :]) != residuals:
         raise prim.fail(f"{prim.bwd.name} takes residuals ({', '.join(map(str, residuals))})", *operands)
     return prim.output_types[prim.output]
-
-
-@eval_rule(CustomJVP)
-def _custom_jvp_eval(prim: CustomJVP, operands: Sequence[Any]) -> list[Any]:
-    return _record_or_run(prim, operands)
-
-
-@eval_rule(CustomVJP)
-def _custom_vjp_eval(prim: CustomVJP, operands: Sequence[Any]) -> list[Any]:
-    return _record_or_run(prim, operands)
 
 
 # custom_vjp_linear bwd dx r = (bwd(r, ·))ᵀ dx, where bwd is linear in the cotangents
@@ -416,13 +398,8 @@ def _size(operands: Sequence[Tracer], dims: Sequence[int | None]) -> int:
     return next(o.type.shape[d] for o, d in zip(operands, dims) if d is not None)
 
 
-@codegen_rule(CustomJVP)
-def _custom_jvp_codegen(prim: CustomJVP, site: Site, operands: Sequence[Operand]) -> str:
-    return _call_compiled(prim.defn, site, operands)
-
-
-@codegen_rule(CustomVJP)
-def _custom_vjp_codegen(prim: CustomVJP, site: Site, operands: Sequence[Operand]) -> str:
+@codegen_rule(CustomJVP, CustomVJP)
+def _holding_codegen(prim: CustomJVP | CustomVJP, site: Site, operands: Sequence[Operand]) -> str:
     return _call_compiled(prim.defn, site, operands)
 
 
@@ -444,15 +421,8 @@ def _call_compiled(defn: Definition, site: Site, operands: Sequence[Operand]) ->
 
 
 # what f computes (its rule runs only where a derivative is taken)
-@cost_rule(CustomJVP)
-def _custom_jvp_cost(prim: CustomJVP, operands: Sequence[TensorType], out: TensorType) -> int:
-    from shax.callees import flops
-
-    return flops(prim.defn)
-
-
-@cost_rule(CustomVJP)
-def _custom_vjp_cost(prim: CustomVJP, operands: Sequence[TensorType], out: TensorType) -> int:
+@cost_rule(CustomJVP, CustomVJP)
+def _holding_cost(prim: CustomJVP | CustomVJP, operands: Sequence[TensorType], out: TensorType) -> int:
     from shax.callees import flops
 
     return flops(prim.defn)
