@@ -31,6 +31,7 @@ from shax.transforms import (
     vmap,
     xpr,
 )
+from shax.transforms.loops import fori_loop, scan, while_loop
 from shax.types import DType, TensorType, bool_, f32, f64, i32, i64, u8
 
 __all__ = [
@@ -39,4 +40,5 @@ __all__ = [
     "i64", "u8", "grad", "jit", "jvp", "linearize", "nn", "numpy", "optimizers", "passes", "primitives", "stages",
     "trace", "value_and_grad", "vjp", "vmap", "xpr", "CallSiteInfo", "call", "call_with_info", "subgraph",
     "GradGraphInfo", "autodiff",
+    "scan", "fori_loop", "while_loop",
 ]  # fmt: skip

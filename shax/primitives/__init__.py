@@ -11,6 +11,7 @@ from shax.primitives import (  # families
     dot,
     elementwise_more,
     gather,
+    loops,  # noqa: E402 - structured loops
     pointwise,
     reduce,
     rev,
@@ -25,6 +26,7 @@ from shax.primitives.dot import *  # noqa: F403
 from shax.primitives.elementwise import Pointwise, elementwise
 from shax.primitives.elementwise_more import *  # noqa: F403
 from shax.primitives.gather import *  # noqa: F403
+from shax.primitives.loops import *  # noqa: F403, E402
 from shax.primitives.pointwise import *  # noqa: F403
 from shax.primitives.reduce import *  # noqa: F403
 from shax.primitives.rev import *  # noqa: F403
@@ -36,3 +38,4 @@ __all__ += (
     call.__all__ + concatenate.__all__ + constant.__all__ + dot.__all__ + elementwise_more.__all__ + pointwise.__all__
 )
 __all__ += convert.__all__ + gather.__all__ + reduce.__all__ + rev.__all__ + shape.__all__ + sort.__all__
+__all__ += loops.__all__
