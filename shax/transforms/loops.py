@@ -233,6 +233,8 @@ def _fori_loop(lower: Any, upper: Any, body_fun: Callable[..., Any], init_val: A
 
 def _while_loop(cond_fun: Callable[..., Any], body_fun: Callable[..., Any], init_val: Any, label: Label) -> Any:
     carry, carry_tree, carry_types = _leaves("while_loop", init_val)
+    if not carry:
+        raise ShaxTypeError(f"while_loop: the carry {label('')} holds no tensor, got {init_val!r}")
     cname, bname = function_name(cond_fun), function_name(body_fun)
     in_tree = flatten((unflatten(carry_tree, carry),))[1]
     if not tracing() and not any(isinstance(v, Tracer) for v in carry):
