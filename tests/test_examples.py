@@ -32,3 +32,11 @@ def test_popxl_linear_prints_the_graphs_and_the_main_program_calling_them() -> N
     assert "def linear(" in text and "def dlineart(" in text
     assert "call linear x0 x1 x2" in text and "call dlineart[2] x4 x0 x1" in text
     assert (grads_b == 2).all()  # the bias's gradient: the seed of ones summed over the 2 rows
+
+
+def test_rnn_learns_to_add_the_previous_input() -> None:
+    main = load_function(f"{EXAMPLES / 'rnn.py'}:main")
+    printed: list[str] = []
+    before, after = main(log=printed.append)
+    assert after < 0.05 * before
+    assert "Iteration 1:" in printed[0] and "bindings for 12 steps" in printed[-1]
