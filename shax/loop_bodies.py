@@ -28,14 +28,15 @@ from shax.passes import cleanup
 from shax.primitive import Arg
 from shax.stages import check_types
 from shax.stages.linearize import definition_of
-from shax.tracer import Tracer, new_trace
+from shax.tracer import Tracer, lift, new_trace
 from shax.types import TensorType, i32
 
 
 def build(name: str, arg_types: Sequence[TensorType], fn: Callable[[list[Tracer]], Sequence[Any]]) -> Definition:
     """The typed definition of `fn` on tracers of `arg_types` (it runs definitions on them)."""
     with new_trace(arg_types) as trace:
-        outputs = list(fn(list(trace.args)))
+        # An output evaluation computed without the arguments (a constant) is a number: lifted.
+        outputs = [o if isinstance(o, Tracer) else lift(trace, o, None, "return") for o in fn(list(trace.args))]
     return cleanup(definition_of(name, arg_types, outputs))
 
 
