@@ -253,3 +253,19 @@ def test_passes_drop_unread_loops_and_merge_identical_ones() -> None:
     # the forward scan's outputs (activations) read by one binding each, all one scan
     forward = [p for p in loops_of(grad) if not p.linear]
     assert len({p.group_key() for p in forward}) == 1
+
+
+def test_dce_prunes_unread_ys_from_the_body() -> None:
+    def f(w: Any, xs: Any) -> Any:
+        def step(h: Any, x: Any) -> Any:
+            h = snp.tanh(h * w + x)
+            return h, (h * 2.0, snp.sin(h))
+
+        h, (doubled, _) = shax.scan(step, np.float64(0.1), xs)
+        return h + doubled.sum()
+
+    xs = np.linspace(-1.0, 1.0, 4)
+    defn = shax.xpr(f, np.float64(0.5), xs)
+    (scan,) = {p.body for p in loops_of(defn)}
+    assert len(scan.outputs) == 2 and not any(b.prim.name == "sin" for b in scan.bindings)
+    assert float(shax.jit(f)(np.float64(0.5), xs)) == f(np.float64(0.5), xs)
