@@ -57,24 +57,55 @@ def floats(types: Sequence[TensorType]) -> list[int]:
 
 @attrs.frozen
 class ScanDerivative:
-    """A scan body's derivative: `forward` returns the body's outputs, then its activations
-    (the scan stacks them); `linear` (tangents of the float consts, carry and x slices, then
-    the activations) -> (tangents of the float carry, of the float y slices)."""
+    """A scan body's derivative: `forward` returns the body's outputs, then the activations
+    that vary from one iteration to the next (the scan stacks them); `invariant` (the
+    consts) -> the activations that depend on the consts alone (computed once, outside the
+    loop); `linear` (tangents of the float consts, carry and x slices, then every
+    activation, in `order`) -> (tangents of the float carry, of the float y slices).
+    `order[k]` is activation k's place: (False, j) the j-th stacked one, (True, j) the j-th
+    invariant one."""
 
     forward: Definition
+    invariant: Definition
     linear: Definition
-    num_activations: int
+    order: tuple[tuple[bool, int], ...]
 
 
-def scan_derivative(body: Definition, num_carry: int) -> ScanDerivative:
-    return _cached(body, ("scan derivative", num_carry), lambda: _scan_derivative(body, num_carry))
+def scan_derivative(body: Definition, num_consts: int, num_carry: int) -> ScanDerivative:
+    key = ("scan derivative", num_consts, num_carry)
+    return _cached(body, key, lambda: _scan_derivative(body, num_consts, num_carry))
 
 
-def _scan_derivative(body: Definition, num_carry: int) -> ScanDerivative:
+def _scan_derivative(body: Definition, num_consts: int, num_carry: int) -> ScanDerivative:
     d = derivative(body)
     outputs = body.output_types()
     kept = tuple(floats(outputs))  # float carry outputs first: they are the float carries, in order
-    return ScanDerivative(d.primal, pruned(d.linear, kept), len(d.primal.outputs) - len(outputs))
+    # The vars that vary with the iteration: read from the carry or the x slices.
+    varying: set[int] = set()
+    for b in d.primal.bindings:
+        if isinstance(b.prim, Arg) and b.prim.index >= num_consts or any(a.id in varying for a in b.args):
+            varying.add(b.var.id)
+    n = len(outputs)
+    acts = d.primal.outputs[n:]
+    stacked: list[int] = []  # output positions of the stacked activations
+    fixed: list[int] = []  # and of the invariant ones
+    order: list[tuple[bool, int]] = []
+    for k, v in enumerate(acts):
+        chosen = stacked if v.id in varying else fixed
+        order.append((v.id not in varying, len(chosen)))
+        chosen.append(n + k)
+    forward = pruned(d.primal, (*range(n), *stacked))
+    consts = body.arg_types[:num_consts]
+    invariant = pruned(d.primal, tuple(fixed))
+    # It reads only the consts: the others are unread arguments, dropped.
+    invariant = rearranged(invariant, [*consts, *body.arg_types[num_consts:]], range(len(body.arg_types)))
+    only_consts = Definition(
+        invariant.name + "_invariant",
+        tuple(consts),
+        tuple(b for b in invariant.bindings if not (isinstance(b.prim, Arg) and b.prim.index >= num_consts)),
+        invariant.outputs,
+    )
+    return ScanDerivative(forward, cleanup(check_types(only_consts)), pruned(d.linear, kept), tuple(order))
 
 
 def scan_transposed(linear_body: Definition, linear: int, num_consts: int, num_carry: int) -> Definition:

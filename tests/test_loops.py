@@ -269,3 +269,24 @@ def test_dce_prunes_unread_ys_from_the_body() -> None:
     (scan,) = {p.body for p in loops_of(defn)}
     assert len(scan.outputs) == 2 and not any(b.prim.name == "sin" for b in scan.bindings)
     assert float(shax.jit(f)(np.float64(0.5), xs)) == f(np.float64(0.5), xs)
+
+
+def test_loop_invariant_activations_are_computed_once_not_stacked() -> None:
+    grad = shax.xpr(shax.grad(lambda w: fixed_point(w, np.float64(0.2), 1000)), np.float64(0.9))
+    forward = [p for p in loops_of(grad) if not p.linear]
+    # w, read by every step's derivative, is broadcast (a view), not stacked by the scan
+    assert "broadcast [] [1000]" in str(grad)
+    assert len({p.output for p in forward}) == 2  # x and −sin(w x): what varies
+
+
+def test_second_order_derivatives_of_a_scan() -> None:
+    def f(w: Any) -> Any:
+        return rnn(w, U, XS, H0)
+
+    tangent = RNG.normal(size=W.shape)
+    _, hvp = shax.jvp(shax.grad(f), (W,), (tangent,))
+    check_directional_derivative(shax.grad(f), (W,), (tangent,), [hvp], what="jvp of grad of the RNN")
+    x = np.float64(0.4)
+    second = shax.grad(shax.grad(lambda w: fixed_point(w, x, 50)))(np.float64(0.9))
+    first = shax.grad(lambda w: fixed_point(w, x, 50))
+    check_directional_derivative(first, (np.float64(0.9),), (np.float64(1.0),), [second], what="grad of grad")

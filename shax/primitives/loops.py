@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 import numpy as np
 
+import typeclasses as tc
 from shax.errors import ShaxTypeError
 from shax.ir import Definition
 from shax.primitive import Linearity, Primitive
@@ -269,10 +270,11 @@ def _float_positions(types: Sequence[TensorType]) -> list[int]:
 def _scan_linearize(
     prim: Scan, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer
 ) -> PrimalAndTangent:
+    from shax.evaluate import evaluate
     from shax.loop_bodies import scan_derivative
     from shax.tracer import apply
 
-    d = scan_derivative(prim.body, prim.carry)
+    d = scan_derivative(prim.body, prim.consts, prim.carry)
     forward = [apply(p, *primals) for p in prim.outputs(body=d.forward)]
     n = prim.num_outputs
     value = forward[prim.output]
@@ -284,7 +286,15 @@ def _scan_linearize(
     dc = [t for k, t in tangent_of if k < prim.consts]
     dh = [t for k, t in tangent_of if prim.consts <= k < start]
     dx = [t for k, t in tangent_of if k >= start]
-    acts = [residual(a) for a in forward[n:]]
+    # The activations of the consts alone, computed once and seen by every iteration.
+    invariant = [residual(a) for a in evaluate(d.invariant, *primals[: prim.consts])]
+    stacked = [residual(a) for a in forward[n:]]
+    acts = [
+        tc.broadcast(invariant[j], range(1, 1 + len(tc.shape(invariant[j]))), (prim.length, *tc.shape(invariant[j])))
+        if fixed
+        else stacked[j]
+        for fixed, j in d.order
+    ]
     linear = Scan(d.linear, prim.length, prim.reverse, len(dc), len(dh), 0, len(dc) + len(dh) + len(dx))
     outputs = prim.body.output_types()
     position = _float_positions(outputs).index(prim.output)
