@@ -239,7 +239,8 @@ def test_generated_code_runs_python_loops() -> None:
 
 def test_explain_shows_linearized_and_transposed_bodies() -> None:
     text = str(shax.explain(lambda x: fixed_point(x, x, 5), "f64[]"))
-    assert "scan iterate" in text and "reverse linear=" in text and "def diterate" in text
+    assert "scan iterate" in text and "reverse linear=" in text
+    assert "def diterate(" in text and "def diteratet(" in text  # the linear body, and its transpose
 
 
 def test_passes_drop_unread_loops_and_merge_identical_ones() -> None:
