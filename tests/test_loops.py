@@ -291,3 +291,34 @@ def test_second_order_derivatives_of_a_scan() -> None:
     second = shax.grad(shax.grad(lambda w: fixed_point(w, x, 50)))(np.float64(0.9))
     first = shax.grad(lambda w: fixed_point(w, x, 50))
     check_directional_derivative(first, (np.float64(0.9),), (np.float64(1.0),), [second], what="grad of grad")
+
+
+def test_against_jax_when_installed() -> None:
+    """The RNN (both directions), its gradient and the fori_loop's gradient, as JAX's (float64)."""
+    jax = pytest.importorskip("jax")
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        _compare_with_jax(jax)
+    finally:
+        jax.config.update("jax_enable_x64", before)
+
+
+def _compare_with_jax(jax: Any) -> None:
+    jnp, lax = jax.numpy, jax.lax
+
+    def jax_rnn(w: Any, u: Any, xs: Any, h0: Any, reverse: bool) -> Any:
+        def step(h: Any, x: Any) -> Any:
+            h = jnp.tanh(h @ w + x @ u)
+            return h, (h * h).sum()
+
+        h, ys = lax.scan(step, h0, xs, reverse=reverse)
+        return h.sum() + ys.sum()
+
+    for reverse in (False, True):
+        expected = jax.grad(jax_rnn, argnums=(0, 1, 2, 3))(W, U, XS, H0, reverse)
+        got = shax.grad(lambda w, u, xs, h0: rnn(w, u, xs, h0, reverse))(W, U, XS, H0)
+        for a, b in zip(got, expected):
+            np.testing.assert_allclose(a, np.asarray(b), rtol=1e-12, atol=1e-14)
+    jax_fixed = jax.grad(lambda w: lax.fori_loop(0, 200, lambda i, x: 0.5 * jnp.cos(w * x), 0.2))(0.9)
+    assert float(shax.grad(fixed_point)(np.float64(0.9), np.float64(0.2))[0]) == pytest.approx(float(jax_fixed))
