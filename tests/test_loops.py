@@ -317,7 +317,7 @@ def _compare_with_jax(jax: Any) -> None:
 
     for reverse in (False, True):
         expected = jax.grad(jax_rnn, argnums=(0, 1, 2, 3))(W, U, XS, H0, reverse)
-        got = shax.grad(lambda w, u, xs, h0: rnn(w, u, xs, h0, reverse))(W, U, XS, H0)
+        got = shax.grad(lambda w, u, xs, h0, r=reverse: rnn(w, u, xs, h0, r))(W, U, XS, H0)
         for a, b in zip(got, expected):
             np.testing.assert_allclose(a, np.asarray(b), rtol=1e-12, atol=1e-14)
     jax_fixed = jax.grad(lambda w: lax.fori_loop(0, 200, lambda i, x: 0.5 * jnp.cos(w * x), 0.2))(0.9)
