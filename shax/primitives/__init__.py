@@ -11,7 +11,7 @@ from shax.primitives import (  # families
     dot,
     elementwise_more,
     gather,
-    loops,  # noqa: E402 - structured loops
+    loops,
     pointwise,
     reduce,
     rev,
@@ -26,7 +26,7 @@ from shax.primitives.dot import *  # noqa: F403
 from shax.primitives.elementwise import Pointwise, elementwise
 from shax.primitives.elementwise_more import *  # noqa: F403
 from shax.primitives.gather import *  # noqa: F403
-from shax.primitives.loops import *  # noqa: F403, E402
+from shax.primitives.loops import *  # noqa: F403
 from shax.primitives.pointwise import *  # noqa: F403
 from shax.primitives.reduce import *  # noqa: F403
 from shax.primitives.rev import *  # noqa: F403
