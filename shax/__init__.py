@@ -40,6 +40,7 @@ from shax.transforms import (
     vmap,
     xpr,
 )
+from shax.transforms.loops import fori_loop, scan, while_loop
 from shax.types import DType, TensorType, bool_, f32, f64, i32, i64, u8
 
 __all__ = [
@@ -51,4 +52,5 @@ __all__ = [
     "hessian", "jacfwd", "jacrev", "stop_gradient",
     "testing",
     "Stats", "PipelineStats", "stats", "to_dot",
+    "scan", "fori_loop", "while_loop",
 ]  # fmt: skip

@@ -575,5 +575,47 @@ ROWS: list[Spec] = [
     Spec(P.StopGradient, unary(P.StopGradient, stop_gradient, REAL, ALL).cases, (REAL,), ALL, zero_derivative=True),
 ]
 
+
+# Loops: an RNN-like scan (h ← sin(h·w + x), y = h·x) reading its carry or its ys, and a
+# while loop running sin(x)·y three times.
+def scanning(output: int, reverse: bool = False) -> Callable[..., Any]:
+    def apply(w: Any, xs: Any) -> Any:
+        return shax.scan(lambda h, x: (sin(add(mul(h, h), x)), mul(h, x)), w, xs, reverse=reverse)[output]
+
+    apply.__name__ = f"scan_{output}{'_reverse' * reverse}"
+    return apply
+
+
+def _while_sin_times(x: Any, y: Any) -> Any:
+    def body(c: Any) -> Any:
+        return mul(sin(c[0]), c[1]), add(c[1], 1.0)
+
+    return shax.while_loop(lambda c: lt(reduce_max(c[1], list(range(c[1].ndim))), 3.0), body, (x, y))[0]
+
+
+ROWS += [
+    Spec(
+        P.Scan,
+        (
+            Case("carry", scanning(0), ((3,), (4, 3))),
+            Case("ys", scanning(1), ((3,), (4, 3))),
+            Case("reverse", scanning(1, reverse=True), ((2,), (3, 2))),
+            Case("scalar", scanning(0), ((), (5,))),
+        ),
+        (REAL, REAL),
+        FLOATS,
+    ),
+    Spec(
+        P.While,
+        (Case("matrix", _while_sin_times, ((2, 3), (2, 3))), Case("scalar", _while_sin_times, ((), ()))),
+        (REAL, REAL),
+        FLOATS,
+    ),
+]
+
 SPECS: dict[type[P.Primitive], Spec] = {spec.prim: spec for spec in ROWS}
 assert len(SPECS) == len(ROWS), "two spec rows for one primitive"
+# Primitives differentiated in forward mode only (a while loop's trip count is known only
+# when it runs), and the rows of the others, which the reverse-mode tests run.
+FORWARD_ONLY: frozenset[type[P.Primitive]] = frozenset({P.While})
+REVERSE_MODE_SPECS = {prim: spec for prim, spec in SPECS.items() if prim not in FORWARD_ONLY}

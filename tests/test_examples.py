@@ -48,3 +48,11 @@ def test_property_tests_pass_their_properties() -> None:
             "test_the_rule_matches_autodiff",
         )
     ]
+
+
+def test_rnn_learns_to_add_the_previous_input() -> None:
+    main = load_function(f"{EXAMPLES / 'rnn.py'}:main")
+    printed: list[str] = []
+    before, after = main(log=printed.append)
+    assert after < 0.05 * before
+    assert "Iteration 1:" in printed[0] and "bindings for 12 steps" in printed[-1]

@@ -130,6 +130,29 @@ def subgraph_call(fn: Any, *args: Any) -> Any:
     return shax.subgraph(fn)(*args)
 
 
+def scan_step(carry: Any, x: Any) -> Any:
+    return pair(carry, x), carry * x
+
+
+def fori_step(i: Any, value: Any) -> Any:
+    return pair(value, value)
+
+
+def while_loop_counted(cond: Any, step: Any, init: Any) -> Any:
+    """A while loop of at most 3 steps, whatever its carry (a bad one must not loop for ever)."""
+    counted_cond = cond if not callable(cond) else lambda c: cond(c[1])
+    counted_step = step if not callable(step) else lambda c: (step(c[1], c[0]), c[1] + np.int32(1))
+    return shax.while_loop(counted_cond, counted_step, (init, np.int32(0)))
+
+
+def while_cond(count: Any) -> Any:
+    return count < np.int32(3)
+
+
+# For fori_loop's bounds: a bound of 2**62 is valid, and would run for ever.
+LOOP_BOUNDS = BAD.filter(lambda v: not (isinstance(v, (int, np.integer)) and abs(v) > 5))
+
+
 def gradient_at_call_site(defn: Any, x: Any, y: Any, seed: Any) -> Any:
     """PopXL's autodiff flow: call `defn` with its call site's information, build its
     gradient graph, call that on the seed and the call site's activations."""
@@ -273,6 +296,14 @@ SHAX: dict[str, Call] = {
     "explain (stats)": Call(shax.explain, (loss, f32[3]), {"stats": True}, variadic=True),
     "Explanation.stats": Call(EXPLANATION.stats, ()),
     "Explanation.to_dot": Call(EXPLANATION.to_dot, ()),
+    "scan": Call(shax.scan, (scan_step, X, XS), {"reverse": True}, variants=(inside_trace(shax.scan),)),
+    "fori_loop": Call(
+        shax.fori_loop,
+        (0, 3, fori_step, X),
+        bad={0: LOOP_BOUNDS, 1: LOOP_BOUNDS},
+        variants=(inside_trace(shax.fori_loop, 3),),
+    ),
+    "while_loop": Call(while_loop_counted, (while_cond, fori_step, X), variants=(inside_trace(while_loop_counted, 2),)),
 }
 STAGES: dict[str, Call] = {
     "batch": Call(stages.batch, (TYPED, 0, 2, 0)),

@@ -22,7 +22,7 @@ from reverse_mode import (
     spec_params,
     typed_medium,
 )
-from spec import SPECS
+from spec import REVERSE_MODE_SPECS
 
 import shax
 from shax import f32, f64
@@ -65,7 +65,7 @@ def test_printed_shapes_follow_the_original(make: Any) -> None:
     assert str(transposed).endswith(str(transposed.linear))
 
 
-@pytest.mark.parametrize("spec, case, dtype", spec_params(SPECS, [f64]))
+@pytest.mark.parametrize("spec, case, dtype", spec_params(REVERSE_MODE_SPECS, [f64]))
 def test_every_primitive_by_the_inner_product_test(spec: Any, case: Any, dtype: Any) -> None:
     rng = np.random.default_rng(0)
     f, types, values = of_float_operands(spec, case, dtype, rng)

@@ -22,7 +22,7 @@ from reverse_mode import (
     spec_params,
     typed_medium,
 )
-from spec import SPECS
+from spec import REVERSE_MODE_SPECS
 
 import shax
 from shax import f32, f64
@@ -70,7 +70,7 @@ def test_zipping_the_untransposed_gives_the_jvp(make: Any) -> None:
     assert_f32_close(shax.evaluate(jvp, *X, *X), [F_X, DF_DX])
 
 
-@pytest.mark.parametrize("spec, case, dtype", spec_params(SPECS, [f64]))
+@pytest.mark.parametrize("spec, case, dtype", spec_params(REVERSE_MODE_SPECS, [f64]))
 def test_every_primitive_zips(spec: Any, case: Any, dtype: Any) -> None:
     rng = np.random.default_rng(0)
     f, types, values = of_float_operands(spec, case, dtype, rng)

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from shax.ir import Binding, Definition
 from shax.passes.rewrite import check_input, keep, walk
 from shax.primitive import Arg
-from shax.primitives import Call
+from shax.primitives import Call, Scan
 from shax.well_typed import is_well_typed, mark_well_typed
 
 
@@ -33,32 +35,44 @@ def dce(defn: Definition) -> Definition:
 def prune_calls(defn: Definition) -> Definition:
     """`defn` with each call whose bindings read only some of its callee's outputs
     calling the callee without the others (`shax.callees.pruned`, built once per callee
-    and outputs kept). Two sweeps: linear time."""
-    read: dict[tuple[Any, ...], set[int]] = {}  # call (callee, operand var ids) -> the outputs read
-    whole = True  # every call's every output is read
+    and outputs kept), and each scan whose bindings read only some of its ys scanning its
+    body without the others (its carries stay: the next iteration reads them). Two sweeps:
+    linear time."""
+    read: dict[tuple[Any, ...], set[int]] = {}  # operation (group key, operand var ids) -> the outputs read
     for b in defn.bindings:
-        if isinstance(b.prim, Call):
-            outputs = read.setdefault(_call_site(b), set())
-            outputs.add(b.prim.output)
-            whole = whole and len(outputs) == b.prim.num_outputs
-    if whole or all(len(outputs) == n for (_, n, _), outputs in ((k[0], v) for k, v in read.items())):
+        if isinstance(b.prim, (Call, Scan)):
+            read.setdefault(_site(b), set(range(_kept_always(b.prim)))).add(b.prim.output)
+    if all(len(outputs) == _outputs_of(site) for site, outputs in read.items()):
         return defn
     from shax.callees import pruned
 
     bindings = []
     for b in defn.bindings:
         prim = b.prim
-        if isinstance(prim, Call):
-            kept = tuple(sorted(read[_call_site(b)]))
+        if isinstance(prim, (Call, Scan)):
+            kept = tuple(sorted(read[_site(b)]))
             if len(kept) < prim.num_outputs:
-                callee = pruned(prim.defn, kept)
-                b = Binding(b.var, Call(callee, kept.index(prim.output), prim.linear), b.args, b.source, b.origin)
+                if isinstance(prim, Call):
+                    pruned_prim: Call | Scan = Call(pruned(prim.defn, kept), kept.index(prim.output), prim.linear)
+                else:
+                    pruned_prim = attrs.evolve(prim, body=pruned(prim.body, kept), output=kept.index(prim.output))
+                b = Binding(b.var, pruned_prim, b.args, b.source, b.origin)
         bindings.append(b)
     result = Definition(defn.name, defn.arg_types, tuple(bindings), defn.outputs)
     return mark_well_typed(result) if is_well_typed(defn) else result
 
 
-def _call_site(b: Binding) -> tuple[Any, ...]:
+def _kept_always(prim: Call | Scan) -> int:
+    """The leading outputs kept whether read or not: a scan's carries."""
+    return prim.carry if isinstance(prim, Scan) else 0
+
+
+def _site(b: Binding) -> tuple[Any, ...]:
     prim = b.prim
-    assert isinstance(prim, Call)
-    return ((prim.key, prim.num_outputs, prim.linear), *(a.id for a in b.args))
+    assert isinstance(prim, (Call, Scan))
+    return (prim.group_key(), prim.num_outputs, *(a.id for a in b.args))
+
+
+def _outputs_of(site: tuple[Any, ...]) -> int:
+    count: int = site[1]
+    return count

@@ -12,6 +12,7 @@ from shax.primitives import (  # families
     dot,
     elementwise_more,
     gather,
+    loops,
     pointwise,
     reduce,
     rev,
@@ -28,6 +29,7 @@ from shax.primitives.dot import *  # noqa: F403
 from shax.primitives.elementwise import Pointwise, elementwise
 from shax.primitives.elementwise_more import *  # noqa: F403
 from shax.primitives.gather import *  # noqa: F403
+from shax.primitives.loops import *  # noqa: F403
 from shax.primitives.pointwise import *  # noqa: F403
 from shax.primitives.reduce import *  # noqa: F403
 from shax.primitives.rev import *  # noqa: F403
@@ -42,3 +44,4 @@ __all__ += (
 __all__ += convert.__all__ + gather.__all__ + reduce.__all__ + rev.__all__ + shape.__all__ + sort.__all__
 __all__ += custom.__all__
 __all__ += stop_gradient.__all__
+__all__ += loops.__all__

@@ -842,14 +842,64 @@ def _call(draw: Draw, values: list[Value], scope: _Scope) -> tuple[Step, Value] 
     return Step(" + ".join(shown), tuple(k for ops, _ in reads for k in ops), apply), result
 
 
+# Loops --------------------------------------------------------------------------------
+
+
+def _loop(draw: Draw, values: list[Value], scope: _Scope) -> tuple[Step, Value] | None:
+    """A loop over a generated body: `shax.scan` (maybe reversed) over the leading axis of a
+    value, or `shax.fori_loop` of 1-3 steps, carrying a value c of the program and closing
+    over another (a loop-invariant const). The body's steps compute r from (c, x, const);
+    its carry c·½ + tanh(Σ r)·½ stays within max(bound of c, 1) however long it runs; the
+    scan's ys are the rs, stacked. The step reads the final carry or the stacked ys."""
+    carried_value = _pick(draw, values)
+    c = values[carried_value]
+    kind = draw(st.sampled_from(["scan", "scan reverse", "fori_loop"]))
+    xs: int | None = None
+    if kind != "fori_loop":
+        xs = _pick(draw, values, lambda v: v.rank >= 1)
+        if xs is None:
+            return None
+    const = _pick(draw, values)
+    carry = Value(c.shape, builtins.max(c.bound, 1.0))
+    params = [carry, *([] if xs is None else [Value(values[xs].shape[1:], values[xs].bound)]), values[const]]
+    inner = list(params)
+    steps = _draw_steps(draw, inner, attrs.evolve(scope, depth=scope.depth + 1), MAX_CALLEE_STEPS)
+    body = compile_program(len(params), steps, [len(inner) - 1], "loop_body")
+    r = inner[-1]
+    length = values[xs].shape[0] if xs is not None else draw(st.integers(1, 3))
+    read = draw(st.sampled_from(["carry", "ys"])) if xs is not None else "carry"
+    result = carry if read == "carry" else Value((length, *r.shape), r.bound)
+    if not _fits(result.shape, result.bound):
+        return None
+
+    def step(h: Any, x: Any, k: Any) -> Any:
+        out = body(h, k) if x is None else body(h, x, k)
+        return h * 0.5 + tanh(reduce_sum(out, list(range(len(r.shape))))) * 0.5, out
+
+    def apply(h: Any, *rest: Any) -> Any:
+        k = rest[-1]
+        if xs is None:
+            return shax.fori_loop(0, length, lambda i, v: step(v, None, k)[0], h)
+        carried, ys = shax.scan(lambda v, x: step(v, x, k), h, rest[0], reverse=kind == "scan reverse")
+        return carried if read == "carry" else ys
+
+    shown = "; ".join(_show_steps(len(params), steps, [len(inner) - 1], ""))
+    operands = (carried_value, *([] if xs is None else [xs]), const)
+    shown = shown.replace("{", "{{").replace("}", "}}")  # the text is a format string of the operands
+    text = f"{kind}[{read}](body < {shown} >, {', '.join(f'{{{j}}}' for j in range(len(operands)))})"
+    return Step(text, operands, apply), result
+
+
 def _draw_steps(draw: Draw, values: list[Value], scope: _Scope, max_steps: int) -> list[Step]:
     """1 to `max_steps` steps (fewer where a drawn step does not apply), their values appended to `values`."""
-    families = [f for f in scope.families if f != "call" or scope.depth < MAX_CALL_DEPTH]
+    families = [f for f in scope.families if f not in ("call", "loop") or scope.depth < MAX_CALL_DEPTH]
     steps: list[Step] = []
     for _ in range(draw(st.integers(1, max_steps))):
         name = draw(st.sampled_from(families))
         if name == "call":
             made = _call(draw, values, scope)
+        elif name == "loop":
+            made = _loop(draw, values, scope)
         else:
             family = FAMILIES[name]
             made = family[draw(st.sampled_from(list(family)))](draw, values, scope.dtype)
@@ -872,7 +922,7 @@ def _programs(
     args = tuple(draw(hnp.arrays(dtype.numpy, s, elements=_elements(dtype))) for s in shapes)
     values = [Value(s, ARG_BOUND) for s in shapes]
     # Calls drawn three times as often as a family: many programs call, some twice or more.
-    families = [f for f in FAMILIES if not (smooth and f == "nonsmooth")] + (["call"] * 3 if calls else [])
+    families = [f for f in FAMILIES if not (smooth and f == "nonsmooth")] + (["call"] * 3 + ["loop"] if calls else [])
     scope = _Scope(dtype, tuple(families), [])
     steps = _draw_steps(draw, values, scope, max_steps)
     last = len(values) - 1

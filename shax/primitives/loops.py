@@ -1,0 +1,455 @@
+"""Structured loops: `scan` and `while`, each one operation holding its body as a typed
+Definition (printed once, before its users: `subdefinitions`).
+
+    x5 = scan body length=10 consts=1 carry=1 [0] x1 x2 x3
+    x6 = while cond body consts=1 [1] x1 x2 x3
+
+Operands are the loop-invariant consts, then the carry, then (scan) the stacked xs:
+
+    scan:  body(consts, carry, x[i]) -> (carry, y[i]) for i in 0..length-1 (or reversed);
+           outputs: the final carry, then each y stacked along a new leading axis;
+    while: while cond(consts, carry): carry = body(consts, carry); outputs: the carry.
+
+Outputs are several values: each is a binding of its own (`multi_output`), the bindings of
+one loop on the same operands being one loop, run once. The rules run stages on the body,
+once per body (`shax.callees`, `shax.loop_bodies`):
+
+- linearize (scan): a scan of the body's forward part, which also stacks the activations
+  its derivative reads, and a linear scan of the body's linear part over them;
+- transpose (a linear scan): a scan the other way over the stacked activations, the
+  consts' cotangents summed in its carry;
+- linearize (while): the loop of (carry, tangent) pairs; its transpose is an error (the
+  trip count is not known before the loop runs: use scan or fori_loop);
+- batch: the loop of the batched body; a while loop runs while any member's predicate
+  holds, members done keeping their carry;
+- codegen: a Python `for` or `while` calling the body's compiled function.
+
+`linear` marks the operands a loop is linear in (the leading `linear` of a linear scan;
+the tangents of a jvp while loop), the others held fixed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import attrs
+import numpy as np
+
+import typeclasses as tc
+from shax.errors import ShaxTypeError
+from shax.ir import Definition
+from shax.primitive import Linearity, Primitive
+from shax.rules.batch import batch_rule, batched_at, moveaxis
+from shax.rules.codegen import Operand, Site, codegen_rule, dtype_source, shape_source
+from shax.rules.cost import cost_rule
+from shax.rules.evaluate import eval_rule
+from shax.rules.linearize import PrimalAndTangent, Tangent, Zero, linearize_rule, materialized, residual, zero_rule
+from shax.rules.transpose import transpose_rule
+from shax.rules.types import type_rule
+from shax.types import TensorType, bool_
+
+if TYPE_CHECKING:
+    from shax.tracer import Tracer
+
+__all__ = ["Scan", "While"]
+
+
+class _Loop(Primitive):
+    """What scan and while share: a variadic multi-output operation linear in `linear`."""
+
+    multi_output: ClassVar[bool] = True
+    variadic: ClassVar[bool] = True
+    linearity: ClassVar[tuple[Linearity, ...]] = ()  # per operation: see `operand_linearity`
+
+    @property
+    def linear_positions(self) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    @property
+    def operand_linearity(self) -> tuple[Linearity, ...]:
+        linear = set(self.linear_positions)
+        if not linear:
+            return (Linearity.NONLINEAR,) * self.arity
+        return tuple(Linearity.LINEAR if k in linear else Linearity.NON_DIFFERENTIABLE for k in range(self.arity))
+
+    @property
+    def linear_operands(self) -> tuple[int, ...]:  # type: ignore[override]
+        return self.linear_positions
+
+    @property
+    def bilinear_operands(self) -> tuple[int, ...]:  # type: ignore[override]
+        return ()
+
+
+@attrs.frozen(repr=False)
+class Scan(_Loop):
+    name: ClassVar[str] = "scan"
+    body: Definition = attrs.field(eq=False)
+    length: int
+    reverse: bool = False
+    consts: int = 0
+    carry: int = 0
+    output: int = 0
+    linear: int = 0  # the body is linear in its first `linear` arguments, the others fixed
+    # The body's identity: a scan compares and hashes by it, never by the body's bindings.
+    key: int = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "key", id(self.body))
+
+    @property
+    def arity(self) -> int:  # type: ignore[override]
+        return len(self.body.arg_types)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.body.outputs)
+
+    @property
+    def linear_positions(self) -> tuple[int, ...]:
+        return tuple(range(self.linear))
+
+    def group_key(self) -> Any:
+        return (Scan, self.key, self.length, self.reverse, self.consts, self.carry, self.linear)
+
+    def subdefinitions(self) -> tuple[Definition, ...]:
+        return (self.body,)
+
+    def outputs(self, **changes: Any) -> list[Scan]:
+        """This scan (with `changes`), one per output."""
+        scan = attrs.evolve(self, **changes)
+        return [attrs.evolve(scan, output=k) for k in range(scan.num_outputs)]
+
+    def show(self, names: dict[int, str]) -> str:
+        params = [f"length={self.length}", f"consts={self.consts}", f"carry={self.carry}"]
+        params += ["reverse"] * self.reverse + [f"linear={self.linear}"] * bool(self.linear)
+        output = f" [{self.output}]" if self.num_outputs > 1 else ""
+        return f"scan {names.get(self.key, self.body.name)} {' '.join(params)}{output}"
+
+    def __repr__(self) -> str:
+        return f"Scan({self.body.name}, length={self.length}, output={self.output})"
+
+
+@attrs.frozen(repr=False)
+class While(_Loop):
+    name: ClassVar[str] = "while"
+    cond: Definition = attrs.field(eq=False)
+    body: Definition = attrs.field(eq=False)
+    consts: int = 0
+    output: int = 0
+    linear: tuple[int, ...] = ()  # the operands it is linear in (a jvp loop's tangents)
+    key: tuple[int, int] = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "key", (id(self.cond), id(self.body)))
+
+    @property
+    def arity(self) -> int:  # type: ignore[override]
+        return len(self.body.arg_types)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.body.outputs)
+
+    @property
+    def linear_positions(self) -> tuple[int, ...]:
+        return self.linear
+
+    def group_key(self) -> Any:
+        return (While, self.key, self.consts, self.linear)
+
+    def subdefinitions(self) -> tuple[Definition, ...]:
+        return (self.cond, self.body)
+
+    def outputs(self, **changes: Any) -> list[While]:
+        loop = attrs.evolve(self, **changes)
+        return [attrs.evolve(loop, output=k) for k in range(loop.num_outputs)]
+
+    def show(self, names: dict[int, str]) -> str:
+        cond, body = names.get(self.key[0], self.cond.name), names.get(self.key[1], self.body.name)
+        linear = f" linear={list(self.linear)}" if self.linear else ""
+        output = f" [{self.output}]" if self.num_outputs > 1 else ""
+        return f"while {cond} {body} consts={self.consts}{linear}{output}"
+
+    def __repr__(self) -> str:
+        return f"While({self.cond.name}, {self.body.name}, output={self.output})"
+
+
+def run_all(prim: Scan | While, operands: Sequence[Any]) -> list[Any]:
+    """Every output of the loop: computed on numpy values; recorded on tracers (one node
+    per output: hash-consing makes them one loop)."""
+    from shax.tracer import Tracer, apply
+
+    if any(isinstance(o, Tracer) for o in operands):
+        return [apply(p, *operands) for p in prim.outputs()]
+    return _run_scan(prim, operands) if isinstance(prim, Scan) else _run_while(prim, operands)
+
+
+def _run_scan(prim: Scan, operands: Sequence[Any]) -> list[Any]:
+    from shax.evaluate import evaluate
+
+    start = prim.consts + prim.carry
+    consts, carry, xs = list(operands[: prim.consts]), list(operands[prim.consts : start]), operands[start:]
+    ys = [np.empty((prim.length, *t.shape), t.dtype.numpy) for t in prim.body.output_types()[prim.carry :]]
+    for i in range(prim.length - 1, -1, -1) if prim.reverse else range(prim.length):
+        outputs = evaluate(prim.body, *consts, *carry, *(x[i] for x in xs))
+        carry = outputs[: prim.carry]
+        for y, value in zip(ys, outputs[prim.carry :]):
+            y[i] = value
+    return [*carry, *ys]
+
+
+def _run_while(prim: While, operands: Sequence[Any]) -> list[Any]:
+    from shax.evaluate import evaluate
+
+    consts, carry = list(operands[: prim.consts]), list(operands[prim.consts :])
+    while evaluate(prim.cond, *consts, *carry)[0]:
+        carry = evaluate(prim.body, *consts, *carry)
+    return carry
+
+
+def _expect(prim: Primitive, what: str, declared: Sequence[TensorType], given: Sequence[TensorType]) -> None:
+    if tuple(declared) != tuple(given):
+        shown = ", ".join(map(str, declared))
+        raise prim.fail(f"{what} takes ({shown})", *given)
+
+
+# scan: body (consts, carry, x slices) -> (carry, y slices); outputs carry, then stacked ys
+@type_rule(Scan)
+def _scan_type(prim: Scan, operands: Sequence[TensorType]) -> TensorType:
+    body = prim.body
+    if not body.is_typed:
+        raise prim.fail(f"{body.name} is untyped", *operands)
+    start = prim.consts + prim.carry
+    if prim.length < 0 or start > len(operands) or prim.carry > len(body.outputs):
+        raise prim.fail(f"length {prim.length}, {prim.consts} consts and {prim.carry} carries do not fit", *operands)
+    for x in operands[start:]:
+        if not x.shape or x.shape[0] != prim.length:
+            raise prim.fail(f"xs must have a leading axis of the length {prim.length}", *operands)
+    slices = [TensorType(x.dtype, x.shape[1:]) for x in operands[start:]]
+    _expect(prim, body.name, body.arg_types, [*operands[:start], *slices])
+    outputs = body.output_types()
+    _expect(prim, f"{body.name}'s carry output", operands[prim.consts : start], outputs[: prim.carry])
+    if not 0 <= prim.output < len(outputs):
+        raise prim.fail(f"{body.name} has {len(outputs)} output(s), no output {prim.output}", *operands)
+    t = outputs[prim.output]
+    return t if prim.output < prim.carry else TensorType(t.dtype, (prim.length, *t.shape))
+
+
+# while: cond (consts, carry) -> bool[], body (consts, carry) -> carry; outputs the carry
+@type_rule(While)
+def _while_type(prim: While, operands: Sequence[TensorType]) -> TensorType:
+    for d in (prim.cond, prim.body):
+        if not d.is_typed:
+            raise prim.fail(f"{d.name} is untyped", *operands)
+        _expect(prim, d.name, d.arg_types, operands)
+    if prim.cond.output_types() != (TensorType(bool_, ()),):
+        raise prim.fail(f"{prim.cond.name} must return one bool[], not {prim.cond.output_types()}", *operands)
+    _expect(prim, f"{prim.body.name}'s output", operands[prim.consts :], prim.body.output_types())
+    if not 0 <= prim.output < len(prim.body.outputs):
+        raise prim.fail(f"{prim.body.name} has no output {prim.output}", *operands)
+    return operands[prim.consts + prim.output]
+
+
+@eval_rule(Scan)
+def _scan_eval(prim: Scan, operands: Sequence[Any]) -> list[Any]:
+    return run_all(prim, operands)
+
+
+@eval_rule(While)
+def _while_eval(prim: While, operands: Sequence[Any]) -> list[Any]:
+    return run_all(prim, operands)
+
+
+def _float_positions(types: Sequence[TensorType]) -> list[int]:
+    return [k for k, t in enumerate(types) if t.dtype.is_float]
+
+
+# d scan f (c, h, xs) = scan df (dc, dh, (dxs, acts)), acts stacked by the scan of f's forward part
+@linearize_rule(Scan)
+def _scan_linearize(
+    prim: Scan, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer
+) -> PrimalAndTangent:
+    from shax.evaluate import evaluate
+    from shax.loop_bodies import scan_derivative
+    from shax.tracer import apply
+
+    d = scan_derivative(prim.body, prim.consts, prim.carry)
+    forward = [apply(p, *primals) for p in prim.outputs(body=d.forward)]
+    n = prim.num_outputs
+    value = forward[prim.output]
+    if not out.type.dtype.is_float:
+        return PrimalAndTangent(value, Zero(out.type))
+    types = prim.body.arg_types
+    start = prim.consts + prim.carry
+    tangent_of = [(k, materialized(tangents[k])) for k in _float_positions(types)]
+    dc = [t for k, t in tangent_of if k < prim.consts]
+    dh = [t for k, t in tangent_of if prim.consts <= k < start]
+    dx = [t for k, t in tangent_of if k >= start]
+    # The activations of the consts alone, computed once and seen by every iteration.
+    invariant = [residual(a) for a in evaluate(d.invariant, *primals[: prim.consts])]
+    stacked = [residual(a) for a in forward[n:]]
+    acts = [
+        tc.broadcast(invariant[j], range(1, 1 + len(tc.shape(invariant[j]))), (prim.length, *tc.shape(invariant[j])))
+        if fixed
+        else stacked[j]
+        for fixed, j in d.order
+    ]
+    linear = Scan(d.linear, prim.length, prim.reverse, len(dc), len(dh), 0, len(dc) + len(dh) + len(dx))
+    outputs = prim.body.output_types()
+    position = _float_positions(outputs).index(prim.output)
+    return PrimalAndTangent(value, apply(attrs.evolve(linear, output=position), *dc, *dh, *dx, *acts))
+
+
+# a linear scan is linear only in operands whose zeros the transpose rule fills in
+@zero_rule(Scan)
+def _scan_zero(prim: Scan, operands: Sequence[Any]) -> Any:
+    return run_all(prim, [materialized(o) if isinstance(o, Zero) else o for o in operands])[prim.output]
+
+
+# (scan g (dc, dh, (dx, a)))ᵀ (ct_h, ct_ys) = reversed scan gᵀ (acc = 0, ct_h, (ct_ys, a)):
+# the carry's cotangent runs backwards, the consts' add up, the xs' are stacked
+@transpose_rule(Scan)
+def _scan_transpose(prim: Scan, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
+    from shax.loop_bodies import scan_transposed
+    from shax.tracer import apply
+
+    body = prim.body
+    tbody = scan_transposed(body, prim.linear, prim.consts, prim.carry)
+    types = body.output_types()
+    filled = [
+        materialized(Zero(t if k < prim.carry else TensorType(t.dtype, (prim.length, *t.shape)))) if ct is None else ct
+        for k, (ct, t) in enumerate(zip(cts, types))
+    ]
+    acc = [materialized(Zero(t)) for t in body.arg_types[: prim.consts]]
+    acts = list(operands[prim.linear :])
+    carried = prim.consts + prim.carry
+    scan = Scan(tbody, prim.length, not prim.reverse, 0, carried, 0, carried + len(types) - prim.carry)
+    results = [apply(p, *acc, *filled, *acts) for p in scan.outputs()]
+    return [*results, *([None] * len(acts))]
+
+
+# d while f (c, h) = the loop of (h, dh) under f and its derivative (forward mode only)
+@linearize_rule(While)
+def _while_linearize(prim: While, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer) -> Tangent:
+    from shax.loop_bodies import while_jvp
+    from shax.tracer import apply
+
+    if not out.type.dtype.is_float:
+        return Zero(out.type)
+    types = prim.body.arg_types
+    j = while_jvp(prim.cond, prim.body, prim.consts)
+    dc = [materialized(tangents[k]) for k in _float_positions(types[: prim.consts])]
+    dh = [materialized(tangents[prim.consts + k]) for k in _float_positions(types[prim.consts :])]
+    n = len(types)
+    linear = (*range(len(dc)), *range(len(dc) + n, len(dc) + n + len(dh)))
+    loop = While(j.cond, j.body, len(dc) + prim.consts, 0, linear)
+    position = len(types) - prim.consts + _float_positions(prim.body.output_types()).index(prim.output)
+    operands = [*dc, *(residual(p) for p in primals), *dh]
+    return apply(attrs.evolve(loop, output=position), *operands)
+
+
+@zero_rule(While)
+def _while_zero(prim: While, operands: Sequence[Any]) -> Any:
+    return run_all(prim, [materialized(o) if isinstance(o, Zero) else o for o in operands])[prim.output]
+
+
+@transpose_rule(While)
+def _while_transpose(prim: While, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
+    raise ShaxTypeError(
+        "while_loop: reverse-mode differentiation (grad, vjp) of a while loop is not supported, its trip "
+        "count being known only when it runs; use scan or fori_loop with a fixed trip count (Python ints)"
+    )
+
+
+# batch: the carry is batched at axis 0 (broadcast where it is not), xs at axis 1, so the
+# body's slices are batched at 0; the body batched so gives carry and y slices at 0
+@batch_rule(Scan)
+def _scan_batch(prim: Scan, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
+    from shax.callees import batched
+    from shax.tracer import apply
+
+    size = next(o.type.shape[d] for o, d in zip(operands, dims) if d is not None)
+    start = prim.consts + prim.carry
+    consts = list(operands[: prim.consts])
+    carry = [batched_at(x, d, 0, size) for x, d in zip(operands[prim.consts : start], dims[prim.consts : start])]
+    xs = [x if d is None else moveaxis(x, d, 1) for x, d in zip(operands[start:], dims[start:])]
+    body_dims = (*dims[: prim.consts], *([0] * prim.carry), *(None if d is None else 0 for d in dims[start:]))
+    vbody = batched(prim.body, body_dims, size)
+    result = apply(attrs.evolve(prim, body=vbody), *consts, *carry, *xs)
+    return result, 0 if prim.output < prim.carry else 1
+
+
+@batch_rule(While)
+def _while_batch(prim: While, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
+    from shax.loop_bodies import while_batched
+    from shax.tracer import apply
+
+    size = next(o.type.shape[d] for o, d in zip(operands, dims) if d is not None)
+    consts = list(operands[: prim.consts])
+    carry = [batched_at(x, d, 0, size) for x, d in zip(operands[prim.consts :], dims[prim.consts :])]
+    body_dims = (*dims[: prim.consts], *([0] * len(carry)))
+    v = while_batched(prim.cond, prim.body, body_dims, size)
+    return apply(attrs.evolve(prim, cond=v.cond, body=v.body), *consts, *carry), 0
+
+
+# codegen: a Python loop calling the body's compiled function, the ys written in place
+@codegen_rule(Scan)
+def _scan_codegen(prim: Scan, site: Site, operands: Sequence[Operand]) -> str:
+    from shax.callees import compiled
+
+    body = site.constant(compiled(prim.body).function)
+    s = f"s{site.var}"
+    start = prim.consts + prim.carry
+    consts = [o.expr for o in operands[: prim.consts]]
+    ys = [
+        f"np.empty({shape_source((prim.length, *t.shape))}, {dtype_source(t.dtype)})"
+        for t in prim.body.output_types()[prim.carry :]
+    ]
+    order = f"range({prim.length - 1}, -1, -1)" if prim.reverse else f"range({prim.length})"
+    slices = [f"{o.expr}[{s}_i]" for o in operands[start:]]
+    return "\n".join(
+        [
+            f"{s}_c = [{', '.join(o.expr for o in operands[prim.consts : start])}]",
+            f"{s}_y = [{', '.join(ys)}]",
+            f"for {s}_i in {order}:",
+            f"    {s}_o = {body}({', '.join([*consts, f'*{s}_c', *slices])})",
+            f"    {s}_c = {s}_o[:{prim.carry}]",
+            *(f"    {s}_y[{j}][{s}_i] = {s}_o[{prim.carry + j}]" for j in range(len(ys))),
+            f"{s}_c + {s}_y",
+        ]
+    )
+
+
+@codegen_rule(While)
+def _while_codegen(prim: While, site: Site, operands: Sequence[Operand]) -> str:
+    from shax.callees import compiled
+
+    cond, body = site.constant(compiled(prim.cond).function), site.constant(compiled(prim.body).function)
+    s = f"s{site.var}"
+    consts = "".join(f"{o.expr}, " for o in operands[: prim.consts])
+    return "\n".join(
+        [
+            f"{s}_c = [{', '.join(o.expr for o in operands[prim.consts :])}]",
+            f"while {cond}({consts}*{s}_c)[0]:",
+            f"    {s}_c = {body}({consts}*{s}_c)",
+            f"{s}_c",
+        ]
+    )
+
+
+# scan: its body's flops, once per iteration
+@cost_rule(Scan)
+def _scan_cost(prim: Scan, operands: Sequence[TensorType], out: TensorType) -> int:
+    from shax.callees import flops
+
+    return prim.length * flops(prim.body)
+
+
+# while: one iteration's (cond and body): the trip count is data, known only when it runs
+@cost_rule(While)
+def _while_cost(prim: While, operands: Sequence[TensorType], out: TensorType) -> int:
+    from shax.callees import flops
+
+    return flops(prim.cond) + flops(prim.body)
