@@ -18,6 +18,8 @@ from typing import Any
 import attrs
 
 from shax import passes
+from shax.errors import ShaxValueError, at
+from shax.location import current_source
 from shax.pytree import TreeDef, unflatten
 from shax.transforms.arguments import abstract_types
 from shax.transforms.program import Program
@@ -50,6 +52,16 @@ class _BuiltJit:
         return unflatten(self.out_tree, self.program([*leaves, *self.captured]))
 
 
-def jit(fn: Any) -> Jit:
-    """`fn`, compiled to numpy source per argument types on its first call."""
+def jit(fn: Any, backend: str = "numpy") -> Jit:
+    """`fn`, compiled per argument types on its first call: to numpy source (`backend="numpy"`),
+    or exported to JAX and compiled by XLA (`backend="xla"`, `shax.export.xla_jit`)."""
+    if backend == "xla":
+        from shax.export import require_jax
+
+        require_jax("jit(backend='xla')")
+        from shax.export.xla_jit import XlaJit
+
+        return XlaJit(fn)
+    if backend != "numpy":
+        raise at(ShaxValueError(f"jit: backend must be 'numpy' or 'xla', got {backend!r:.60}"), current_source())
     return Jit(fn)

@@ -1,0 +1,158 @@
+"""`shax.jit(f, backend="xla")`: f's cleaned definition exported to JAX
+(`shax.export.lowering`) and compiled by `jax.jit`, once per argument types and tree
+structure, like the numpy backend (`shax.transforms.jit`).
+
+    fast = shax.jit(shax.grad(loss), backend="xla")
+    fast(params, x, y)                  # traced, exported and compiled on the first call
+    print(fast.source(params, x, y))    # the StableHLO JAX lowers it to
+
+Arguments are numpy values, Python numbers (weakly typed, as everywhere) or JAX arrays
+(sharded ones too: `jax.jit` places the computation); results are JAX arrays. A 64-bit
+program runs with JAX's x64 mode on. Called on tracers of an enclosing shax transform,
+the definition is inlined into their trace, as the numpy backend's is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import jax
+import numpy as np
+
+from shax import passes
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.evaluate import evaluate
+from shax.export.lowering import JaxFunction, exported, x64
+from shax.ir import Definition
+from shax.location import current_source
+from shax.pytree import TreeDef, unflatten
+from shax.tracer import Tracer
+from shax.transforms.arguments import (
+    WeakNumberError,
+    abstract_types,
+    argument_labels,
+    flatten_arguments,
+    leaf_type,
+    weakly_typed,
+)
+from shax.transforms.cache import closure_contents
+from shax.transforms.jit import Jit
+from shax.transforms.staging import stage
+from shax.types import TensorType, dtype_of_numpy
+
+
+class XlaJit(Jit):
+    kind = "jit"
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        super().__init__(fn)
+        # argument key (see _key) -> (what was built, fn's closure contents then)
+        self._fast: dict[tuple[Any, ...], tuple[_BuiltXla, tuple[Any, ...]]] = {}
+
+    def key(self) -> tuple[str]:
+        return ("xla",)
+
+    def build(self, in_tree: TreeDef, types: tuple[TensorType, ...]) -> _BuiltXla:  # type: ignore[override]
+        staging = stage(self.fn, in_tree, types)
+        defn = passes.cleanup(staging.typed)
+        function = exported("jit", defn)
+        return _BuiltXla(defn, function, jax.jit(function.apply), staging.captured, staging.out_tree)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        key = None if kwargs else _key(args)
+        if key is not None:
+            found = self._fast.get(key)
+            if found is not None and (self.fn_closure is None or closure_contents(self.fn) == found[1]):
+                return found[0].call(args)
+        if kwargs:
+            return super().__call__(*args, **kwargs)  # its error
+        leaves, in_tree, types = _abstract_arguments(args)
+        built = self.built(in_tree, types)
+        if key is not None and not built.captured:
+            self._fast[key] = (built, closure_contents(self.fn))
+        return built.call(leaves)
+
+    def source(self, *args: Any) -> str:
+        """The StableHLO text `jax.jit` lowers f to, for arguments like `args` (values, or their types)."""
+        leaves, tree = flatten_arguments("jit.source", args, is_leaf=lambda x: isinstance(x, (TensorType, str)))
+        in_tree, types = abstract_types("jit.source", unflatten(tree, [_as_type(a) for a in leaves]))
+        built = self.built(in_tree, types)
+        return built.lowered_text()
+
+
+@attrs.frozen
+class _BuiltXla:
+    defn: Definition  # (argument leaves, captured) -> output leaves
+    function: JaxFunction
+    jitted: Callable[..., list[Any]]  # jax.jit of the function
+    captured: tuple[Any, ...]
+    out_tree: TreeDef
+
+    def call(self, leaves: Sequence[Any]) -> Any:
+        args = [*leaves, *self.captured]
+        if any(type(a) is Tracer for a in args):  # inside a shax transform: inline
+            return unflatten(self.out_tree, evaluate(self.defn, *args))
+        declared = self.defn.arg_types
+        for k, a in enumerate(args):
+            if a.__class__ in _NUMBERS:
+                args[k] = np.asarray(a, declared[k].dtype.numpy)
+        if self.function.wide:
+            with x64():
+                return unflatten(self.out_tree, self.jitted(*args))
+        return unflatten(self.out_tree, self.jitted(*args))
+
+    def lowered_text(self) -> str:
+        specs = [jax.ShapeDtypeStruct(t.shape, np.dtype(t.dtype.numpy)) for t in self.defn.arg_types]
+        if self.function.wide:
+            with x64():
+                return str(self.jitted.lower(*specs).as_text())  # type: ignore[attr-defined]
+        return str(self.jitted.lower(*specs).as_text())  # type: ignore[attr-defined]
+
+
+_NUMBERS = frozenset({float, int, bool})
+_ARRAYS = frozenset({np.ndarray, *(type(np.zeros((), d)[()]) for d in ("f4", "f8", "i4", "i8", "u1", "?"))})
+
+
+def _key(args: Sequence[Any]) -> tuple[Any, ...] | None:
+    """What decides the types of `args` if each is an array (numpy's or JAX's), a numpy
+    scalar or a Python number: class, dtype and shape; None for anything else (pytrees)."""
+    key: list[Any] = []
+    for a in args:
+        cls = a.__class__
+        if cls in _ARRAYS or isinstance(a, jax.Array):
+            key.append((cls, a.dtype, a.shape))
+        elif cls in _NUMBERS:
+            key.append(cls)
+        else:
+            return None
+    return tuple(key)
+
+
+def _as_type(value: Any) -> Any:
+    """A JAX array's type (shax reads only numpy's arrays); anything else as it is."""
+    return _leaf_type(value) if isinstance(value, jax.Array) else value
+
+
+def _leaf_type(value: Any) -> TensorType:
+    if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
+        return TensorType(dtype_of_numpy(np.dtype(value.dtype)), tuple(value.shape))
+    return leaf_type(value)
+
+
+def _abstract_arguments(args: Sequence[Any]) -> tuple[list[Any], TreeDef, tuple[TensorType, ...]]:
+    """`shax.transforms.arguments.abstract_arguments`, reading JAX arrays' types too."""
+    leaves, tree = flatten_arguments("jit", args)
+    types = []
+    for k, leaf in enumerate(leaves):
+        try:
+            types.append(_leaf_type(leaf))
+        except ShaxError as error:
+            label = argument_labels(tree)[k]
+            raise at(ShaxTypeError(f"jit: {label}: {error}"), current_source()) from None
+    try:
+        return leaves, tree, weakly_typed(leaves, types)
+    except WeakNumberError as error:
+        label = argument_labels(tree)[error.index]
+        raise at(ShaxValueError(f"jit: {label}: {error}"), current_source()) from None
