@@ -7,7 +7,16 @@ Trace a function (`shax.trace(medium, f32[6], f32[2, 2])`), type it
 """
 
 from shax import checked_numpy as _checked_numpy  # noqa: F401 - registers shax's numpy instance
-from shax import extend, nn, numpy, optimizers, passes, primitives, stages
+from shax import (
+    export,  # shax.export.to_jax; imports jax only when called
+    extend,
+    nn,
+    numpy,
+    optimizers,
+    passes,
+    primitives,
+    stages,
+)
 from shax import typeclass_errors as _typeclass_errors  # noqa: F401 - typeclasses' errors become ShaxErrors
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError
 from shax.evaluate import evaluate
@@ -39,4 +48,5 @@ __all__ = [
     "i64", "u8", "grad", "jit", "jvp", "linearize", "nn", "numpy", "optimizers", "passes", "primitives", "stages",
     "trace", "value_and_grad", "vjp", "vmap", "xpr", "CallSiteInfo", "call", "call_with_info", "subgraph",
     "GradGraphInfo", "autodiff",
+    "export",
 ]  # fmt: skip

@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import Any
 
 from shax.errors import ShaxError, at
-from shax.export.rules import ExportRule, export_rule, export_rules
+from shax.export.rules import ExportRule, export_rule, export_rules  # noqa: F401 - for rule authors
 from shax.ir import Definition
 from shax.location import current_source
 
@@ -42,4 +42,3 @@ def to_jax(defn: Definition) -> Callable[..., list[Any]]:
     from shax.export.lowering import exported
 
     return exported("to_jax", defn)
-

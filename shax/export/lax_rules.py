@@ -200,7 +200,10 @@ def _start_indices(prim: Indexing, x_shape: tuple[int, ...], indices: Any) -> An
 def _window(prim: Indexing, x_rank: int, index_rank: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(the result's window axes (p, q), x's axes addressed by the start indices (b, axis))."""
     before = prim.axis - prim.batch_dims
-    window = (*range(prim.batch_dims, prim.batch_dims + before), *range(index_rank + before, x_rank - 1 + index_rank - prim.batch_dims))
+    window = (
+        *range(prim.batch_dims, prim.batch_dims + before),
+        *range(index_rank + before, x_rank - 1 + index_rank - prim.batch_dims),
+    )
     return window, (*range(prim.batch_dims), prim.axis)
 
 

@@ -47,7 +47,7 @@ def x64() -> Iterator[None]:
         with enable(True):
             yield
     else:
-        from jax.experimental import enable_x64
+        from jax.experimental import enable_x64  # type: ignore[attr-defined]
 
         with enable_x64():
             yield
@@ -74,14 +74,14 @@ class JaxFunction:
             expected = ", ".join(map(str, defn.arg_types))
             message = f"to_jax: {defn.name} takes {len(defn.arg_types)} argument(s) ({expected}), got {len(args)}"
             raise at(ShaxTypeError(message), current_source())
-        if self.wide:
+        if self.wide and not wide_enabled():
             with x64():
-                return self.run(args)
+                return self.run(args, x64_was_off=True)
         return self.run(args)
 
-    def run(self, args: Sequence[Any]) -> list[Any]:
+    def run(self, args: Sequence[Any], x64_was_off: bool = False) -> list[Any]:
         defn = self.defn
-        values = [argument(defn, k, t, a, self.wide) for k, (t, a) in enumerate(zip(defn.arg_types, args))]
+        values = [argument(defn, k, t, a, x64_was_off) for k, (t, a) in enumerate(zip(defn.arg_types, args))]
         env: dict[int, Any] = {}  # var id -> its JAX value
         groups: dict[tuple[Any, ...], list[Any]] = {}  # (group key, operand ids) -> a multi-output op's outputs
 
@@ -104,7 +104,7 @@ class JaxFunction:
         return [jnp.asarray(env[v.id]) for v in defn.outputs]
 
 
-def argument(defn: Definition, k: int, declared: TensorType, value: Any, wide: bool) -> Any:
+def argument(defn: Definition, k: int, declared: TensorType, value: Any, x64_was_off: bool) -> Any:
     """Argument k as a JAX value of its declared type: a Python number takes the declared
     dtype (weakly typed, as in evaluate); an array or JAX value must have it."""
     if isinstance(value, (bool, int, float)) and declared.shape == () and fits(value, declared.dtype):
@@ -113,10 +113,11 @@ def argument(defn: Definition, k: int, declared: TensorType, value: Any, wide: b
     try:
         given = TensorType(dtype_of_numpy(np.dtype(value.dtype)), tuple(value.shape))
     except (AttributeError, TypeError, ShaxError):
-        raise at(ShaxTypeError(f"{what} must be an array of type {declared}, got {value!r:.60}"), current_source())
+        message = f"{what} must be an array of type {declared}, got {value!r:.60}"
+        raise at(ShaxTypeError(message), current_source()) from None
     if given != declared:
         hint = ""
-        if declared.dtype in WIDE and given.shape == declared.shape and not wide_enabled():
+        if declared.dtype in WIDE and given.shape == declared.shape and (x64_was_off or not wide_enabled()):
             hint = " (JAX made it 32-bit: turn x64 on around jax.jit, `with jax.enable_x64(True):`)"
         raise at(ShaxTypeError(f"{what} has type {given}, but {declared} was declared{hint}"), current_source())
     return value

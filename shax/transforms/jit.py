@@ -55,6 +55,8 @@ class _BuiltJit:
 def jit(fn: Any, backend: str = "numpy") -> Jit:
     """`fn`, compiled per argument types on its first call: to numpy source (`backend="numpy"`),
     or exported to JAX and compiled by XLA (`backend="xla"`, `shax.export.xla_jit`)."""
+    if not isinstance(backend, str) or backend not in ("numpy", "xla"):
+        raise at(ShaxValueError(f"jit: backend must be 'numpy' or 'xla', got {backend!r:.60}"), current_source())
     if backend == "xla":
         from shax.export import require_jax
 
@@ -62,6 +64,4 @@ def jit(fn: Any, backend: str = "numpy") -> Jit:
         from shax.export.xla_jit import XlaJit
 
         return XlaJit(fn)
-    if backend != "numpy":
-        raise at(ShaxValueError(f"jit: backend must be 'numpy' or 'xla', got {backend!r:.60}"), current_source())
     return Jit(fn)
