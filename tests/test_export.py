@@ -7,6 +7,9 @@ The tests without JAX (`test_export_without_jax.py`) check the error when it is 
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -208,3 +211,45 @@ def test_bad_arguments_are_shax_errors() -> None:
         fn(X0, "x")
     with typeguard.suppress_type_checks(), pytest.raises(shax.ShaxTypeError, match="expected a Definition"):
         to_jax(medium)  # type: ignore[arg-type]
+
+
+def test_the_data_parallel_example_shards_per_example_gradients_over_8_devices() -> None:
+    # a process of its own: the example sets XLA's device count before importing JAX
+    example = Path(__file__).resolve().parents[1] / "examples" / "data_parallel.py"
+    run = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert len(lines) == 4 and all("on 8 devices, P('batch',); equal to numpy's" in line for line in lines)
+
+
+def test_jit_with_the_xla_backend_matches_the_numpy_backend() -> None:
+    def loss(params: dict[str, Any], x: Any) -> Any:
+        return reduce_sum(shax.numpy.tanh(x @ params["w"] + params["b"]) ** 2.0, [0, 1])
+
+    params = {"w": np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4), "b": np.ones(4, np.float32)}
+    x = np.linspace(0, 1, 6, dtype=np.float32).reshape(2, 3)
+    per_example = shax.vmap(shax.grad(loss), in_axes=(None, 0))
+    for fn, args in ((loss, (params, x)), (shax.grad(loss), (params, x)), (per_example, (params, np.stack([x, -x])))):
+        xla, numpy_jit = shax.jit(fn, backend="xla"), shax.jit(fn)
+        got, expected = xla(*args), numpy_jit(*args)
+        for g, e in zip(shax.pytree.flatten(got)[0], shax.pytree.flatten(expected)[0]):
+            assert isinstance(g, jax.Array)
+            assert_close(g, e)
+        assert xla(*args) is not None and len(xla._fast) == 0  # pytrees: the cache by types
+        # the JAX arrays it returns go back in; the second call reuses what the first built
+        again = xla(*jax.device_put(args))
+        for g, e in zip(shax.pytree.flatten(again)[0], shax.pytree.flatten(expected)[0]):
+            assert_close(g, e)
+    text = shax.jit(shax.grad(loss), backend="xla").source(params, x)
+    assert text.startswith("module @jit_grad_loss") and "stablehlo.tanh" in text
+
+
+def test_jit_with_the_xla_backend_takes_numbers_64_bit_values_and_composes() -> None:
+    f = shax.jit(lambda x, y: sin(x) * y, backend="xla")
+    assert_close(f(np.float32(0.5), 2.0), np.float32(np.sin(np.float32(0.5)) * 2))  # 2.0 weakly typed: f32
+    x64_value = f(np.float64(0.5), 2.0)  # an f64 program: x64 on while it runs
+    assert x64_value.dtype == np.float64
+    np.testing.assert_allclose(x64_value, np.sin(0.5) * 2, rtol=1e-15)
+    assert f(np.float32(1.0), 3.0) is not None and len(f._fast) == 2  # numbers: the fast path
+    # inside another transform it inlines, as the numpy backend does
+    assert_close(shax.grad(lambda x: f(x, 3.0))(np.float32(0.5)), np.float32(3 * np.cos(np.float32(0.5))))
