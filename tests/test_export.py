@@ -235,7 +235,7 @@ def test_jit_with_the_xla_backend_matches_the_numpy_backend() -> None:
         for g, e in zip(shax.pytree.flatten(got)[0], shax.pytree.flatten(expected)[0]):
             assert isinstance(g, jax.Array)
             assert_close(g, e)
-        assert xla(*args) is not None and len(xla._fast) == 0  # pytrees: the cache by types
+        assert xla(*args) is not None and len(xla._fast) == 1  # built once, found by its key
         # the JAX arrays it returns go back in; the second call reuses what the first built
         again = xla(*jax.device_put(args))
         for g, e in zip(shax.pytree.flatten(again)[0], shax.pytree.flatten(expected)[0]):
@@ -253,3 +253,22 @@ def test_jit_with_the_xla_backend_takes_numbers_64_bit_values_and_composes() -> 
     assert f(np.float32(1.0), 3.0) is not None and len(f._fast) == 2  # numbers: the fast path
     # inside another transform it inlines, as the numpy backend does
     assert_close(shax.grad(lambda x: f(x, 3.0))(np.float32(0.5)), np.float32(3 * np.cos(np.float32(0.5))))
+
+
+def test_jit_with_the_xla_backend_runs_inside_jax_transforms() -> None:
+    f = shax.jit(lambda x: reduce_sum(sin(x) * x, [0]), backend="xla")
+    x = np.linspace(0, 1, 3, dtype=np.float32)
+    assert_close(jax.grad(f)(jax.numpy.asarray(x)), (np.cos(x) * x + np.sin(x)).astype(np.float32))
+    assert_close(jax.jit(jax.vmap(f))(np.stack([x, x])), np.full(2, (np.sin(x) * x).sum(), np.float32))
+
+
+def test_a_callee_with_64_bit_values_turns_x64_on_for_its_caller() -> None:
+    @shax.subgraph
+    def tiny(x: Any) -> Any:  # 1e-300 is 0 in f32: the f64 steps must stay f64
+        return (x.astype(np.float64) * 1e-300 * 1e300).astype(np.float32)
+
+    x = np.ones(3, np.float32)
+    defn = shax.xpr(lambda x: tiny(x) + 1.0, x)
+    assert all(t.dtype == f32 for t in (*defn.arg_types, *defn.output_types()))
+    assert_close(to_jax(defn)(x)[0], np.full(3, 2.0, np.float32))
+    assert_close(shax.jit(lambda x: tiny(x) + 1.0, backend="xla")(x), np.full(3, 2.0, np.float32))

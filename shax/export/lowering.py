@@ -60,7 +60,10 @@ class JaxFunction:
     def __init__(self, defn: Definition) -> None:
         self.defn = defn
         self.__name__ = self.__qualname__ = defn.name
-        self.wide = any(b.var.type is not None and type_of(b.var).dtype in WIDE for b in defn.bindings)
+        # whether it, or a definition it calls, has a 64-bit value
+        self.wide: bool = any(type_of(b.var).dtype in WIDE for b in defn.bindings) or any(
+            exported("to_jax", callee).wide for b in defn.bindings for callee in b.prim.subdefinitions()
+        )
 
         def apply(*args: Any) -> list[Any]:  # the outputs in the caller's x64 mode: what jax.jit traces
             return self.run(args)

@@ -61,16 +61,26 @@ class XlaJit(Jit):
         return _BuiltXla(defn, function, jax.jit(function.apply), staging.captured, staging.out_tree)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        key = None if kwargs else _key(args)
+        if kwargs:
+            return super().__call__(*args, **kwargs)  # its error
+        # The fast path: JAX's flattening (in C++) and the leaves' classes, dtypes and
+        # shapes key what this object built before. It is taken only where shax's own
+        # flattening gave the same leaves in the same order (checked when it is stored),
+        # so a JAX tree structure stands for one shax tree structure.
+        flat: Sequence[Any] = args  # arrays and numbers only: no flattening needed
+        structure: Any = None
+        key = _key(structure, flat)
+        if key is None:
+            flat, structure = jax.tree_util.tree_flatten(args)
+            key = _key(structure, flat)
         if key is not None:
             found = self._fast.get(key)
             if found is not None and (self.fn_closure is None or closure_contents(self.fn) == found[1]):
-                return found[0].call(args)
-        if kwargs:
-            return super().__call__(*args, **kwargs)  # its error
+                return found[0].call(flat)
         leaves, in_tree, types = _abstract_arguments(args)
         built = self.built(in_tree, types)
-        if key is not None and not built.captured:
+        same = len(leaves) == len(flat) and all(a is b for a, b in zip(leaves, flat))
+        if key is not None and same and not built.captured:
             self._fast[key] = (built, closure_contents(self.fn))
         return built.call(leaves)
 
@@ -92,12 +102,12 @@ class _BuiltXla:
 
     def call(self, leaves: Sequence[Any]) -> Any:
         args = [*leaves, *self.captured]
-        if any(type(a) is Tracer for a in args):  # inside a shax transform: inline
-            return unflatten(self.out_tree, evaluate(self.defn, *args))
-        declared = self.defn.arg_types
-        for k, a in enumerate(args):
-            if a.__class__ in _NUMBERS:
-                args[k] = np.asarray(a, declared[k].dtype.numpy)
+        for k, a in enumerate(args):  # (one loop: this runs on every call)
+            cls = a.__class__
+            if cls is Tracer:  # inside a shax transform: inline
+                return unflatten(self.out_tree, evaluate(self.defn, *args))
+            if cls in _NUMBERS:  # weakly typed: its declared dtype, before JAX types it
+                args[k] = np.asarray(a, self.defn.arg_types[k].dtype.numpy)
         if self.function.wide:
             with x64():
                 return unflatten(self.out_tree, self.jitted(*args))
@@ -115,11 +125,12 @@ _NUMBERS = frozenset({float, int, bool})
 _ARRAYS = frozenset({np.ndarray, *(type(np.zeros((), d)[()]) for d in ("f4", "f8", "i4", "i8", "u1", "?"))})
 
 
-def _key(args: Sequence[Any]) -> tuple[Any, ...] | None:
-    """What decides the types of `args` if each is an array (numpy's or JAX's), a numpy
-    scalar or a Python number: class, dtype and shape; None for anything else (pytrees)."""
-    key: list[Any] = []
-    for a in args:
+def _key(structure: Any, leaves: Sequence[Any]) -> tuple[Any, ...] | None:
+    """What decides the arguments' types, given JAX's flattening of them, if each leaf is
+    an array (numpy's or JAX's), a numpy scalar or a Python number: the tree structure and
+    each leaf's class, dtype and shape; None if a leaf is anything else."""
+    key: list[Any] = [structure]
+    for a in leaves:
         cls = a.__class__
         if cls in _ARRAYS or isinstance(a, jax.Array):
             key.append((cls, a.dtype, a.shape))
@@ -136,7 +147,7 @@ def _as_type(value: Any) -> Any:
 
 
 def _leaf_type(value: Any) -> TensorType:
-    if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
+    if isinstance(value, jax.Array):  # JAX's tracers too: a shax jit inside a JAX transform
         return TensorType(dtype_of_numpy(np.dtype(value.dtype)), tuple(value.shape))
     return leaf_type(value)
 
