@@ -71,8 +71,11 @@ class XlaJit(Jit):
         structure: Any = None
         key = _key(structure, flat)
         if key is None:
-            flat, structure = jax.tree_util.tree_flatten(args)
-            key = _key(structure, flat)
+            try:
+                flat, structure = jax.tree_util.tree_flatten(args)
+                key = _key(structure, flat)
+            except (TypeError, ValueError):  # what JAX cannot flatten: shax's flattening says why
+                key = None
         if key is not None:
             found = self._fast.get(key)
             if found is not None and (self.fn_closure is None or closure_contents(self.fn) == found[1]):
