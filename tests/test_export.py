@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 import typeguard
+from hypothesis import given
 from spec import SPECS, Case, Spec
 from test_primitives import rng_for
 
@@ -22,6 +23,7 @@ import shax
 from shax import f32, f64, i64
 from shax import primitives as P
 from shax.export import export_rules, to_jax
+from shax.testing.strategies import Program, programs
 from typeclasses import argmax, argsort, cos, dot, max, min, pow, reduce_max, reduce_sum, rem, scatter, sin
 
 jax = pytest.importorskip("jax")
@@ -272,3 +274,16 @@ def test_a_callee_with_64_bit_values_turns_x64_on_for_its_caller() -> None:
     assert all(t.dtype == f32 for t in (*defn.arg_types, *defn.output_types()))
     assert_close(to_jax(defn)(x)[0], np.full(3, 2.0, np.float32))
     assert_close(shax.jit(lambda x: tiny(x) + 1.0, backend="xla")(x), np.full(3, 2.0, np.float32))
+
+
+@given(programs())
+def test_generated_programs_export(program: Program) -> None:
+    # f64 programs, calls included: XLA's elementary functions may differ in the last bits
+    defn = shax.stages.infer_types(shax.trace(program.fn, *program.arg_types))
+    with np.errstate(all="ignore"):
+        expected = shax.evaluate(defn, *program.args)
+    got = exported_results(defn, *program.args)
+    for g, e in zip(got, expected):
+        g, e = np.asarray(g), np.asarray(e)
+        assert (g.dtype, g.shape) == (e.dtype, e.shape)
+        np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-9)
