@@ -7,6 +7,7 @@ The tests without JAX (`test_export_without_jax.py`) check the error when it is 
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 from pathlib import Path
@@ -287,3 +288,15 @@ def test_generated_programs_export(program: Program) -> None:
         g, e = np.asarray(g), np.asarray(e)
         assert (g.dtype, g.shape) == (e.dtype, e.shape)
         np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-9)
+
+
+def test_exported_functions_live_as_long_as_their_users_hold_them() -> None:
+    from shax.export.lowering import _exported
+
+    defn = shax.xpr(lambda x: sin(x) + 1.0, X0)
+    fn = to_jax(defn)
+    assert to_jax(defn) is fn  # one per definition
+    key = id(defn)
+    del fn, defn
+    gc.collect()
+    assert key not in _exported

@@ -254,8 +254,9 @@ def _scatter(prim: P.Scatter, operands: Sequence[Any], out: TensorType) -> Any:
     return lax.select(reached, values, x)
 
 
+# call f x = f's function under jax.jit: one StableHLO function, which every call site calls
 @export_rule(P.Call)
 def _call(prim: P.Call, operands: Sequence[Any], out: TensorType) -> list[Any]:
-    from shax.export.lowering import jitted_callee
+    from shax.export.lowering import exported
 
-    return jitted_callee(prim.defn)(*operands)
+    return list(exported("to_jax", prim.defn).jitted(*operands))

@@ -10,15 +10,16 @@ fixed before the function runs, so there x64 must already be on for 64-bit argum
 (an argument of another type than declared is a ShaxTypeError saying so); `shax.jit(f,
 backend="xla")` turns it on itself. 32-bit programs run in either mode.
 
-A called definition is exported once (kept while it lives) and wrapped in `jax.jit`, so
-it lowers to one StableHLO function that every call site calls.
+A definition is exported once while its function lives (`exported`); a called one is
+held by its callers' functions and run through `jax.jit`, so it lowers to one StableHLO
+function that every call site calls.
 """
 
 from __future__ import annotations
 
 import contextlib
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
 import jax
@@ -55,21 +56,26 @@ def x64() -> Iterator[None]:
 
 class JaxFunction:
     """A Definition as a function of JAX values: `fn(*args)` is the list of its outputs.
-    `defn` is the typed definition it runs."""
+    `defn` is the typed definition it runs (`given`, as given); `jitted` is `jax.jit` of
+    it, run in the caller's x64 mode, which is how a call runs its callee."""
 
-    def __init__(self, defn: Definition) -> None:
-        self.defn = defn
+    def __init__(self, given: Definition, defn: Definition) -> None:
+        self.given, self.defn = given, defn
         self.__name__ = self.__qualname__ = defn.name
+        # id(callee) -> its function, held while this one lives
+        self.callees = {
+            id(callee): exported("to_jax", callee) for b in defn.bindings for callee in b.prim.subdefinitions()
+        }
         # whether it, or a definition it calls, has a 64-bit value
         self.wide: bool = any(type_of(b.var).dtype in WIDE for b in defn.bindings) or any(
-            exported("to_jax", callee).wide for b in defn.bindings for callee in b.prim.subdefinitions()
+            c.wide for c in self.callees.values()
         )
 
-        def apply(*args: Any) -> list[Any]:  # the outputs in the caller's x64 mode: what jax.jit traces
+        def apply(*args: Any) -> list[Any]:
             return self.run(args)
 
-        apply.__name__ = apply.__qualname__ = defn.name
-        self.apply = apply
+        apply.__name__ = apply.__qualname__ = defn.name  # the StableHLO module's name
+        self.jitted = jax.jit(apply)
 
     def __call__(self, *args: Any) -> list[Any]:
         defn = self.defn
@@ -110,7 +116,8 @@ class JaxFunction:
 def argument(defn: Definition, k: int, declared: TensorType, value: Any, x64_was_off: bool) -> Any:
     """Argument k as a JAX value of its declared type: a Python number takes the declared
     dtype (weakly typed, as in evaluate); an array or JAX value must have it."""
-    if isinstance(value, (bool, int, float)) and declared.shape == () and fits(value, declared.dtype):
+    number = isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)  # np.float64 keeps its type
+    if number and declared.shape == () and fits(value, declared.dtype):
         return jnp.asarray(value, declared.dtype.numpy)
     what = f"to_jax: argument {k} of {defn.name}"
     try:
@@ -130,31 +137,18 @@ def wide_enabled() -> bool:
     return bool(jax.config.read("jax_enable_x64"))
 
 
-# id(definition) -> its exported function (kept while the definition lives)
-_exported: dict[int, JaxFunction] = {}
+# id(definition) -> its exported function, while that lives: it holds the definition
+# (`given`), so the id stays the definition's (held by a user's to_jax result, a jit's
+# build, or the function of a caller, which holds those of its callees).
+_exported: weakref.WeakValueDictionary[int, JaxFunction] = weakref.WeakValueDictionary()
 
 
 def exported(what: str, defn: Definition) -> JaxFunction:
     """The JaxFunction of `defn` (typed first if it is not), one per definition."""
     expect_definition(what, defn)
     found = _exported.get(id(defn))
-    if found is None:
+    if found is None or found.given is not defn:
         typed = callees.typed(defn) if not defn.is_typed else defn
         check_types(typed)
-        found = _exported[id(defn)] = JaxFunction(typed)
-        weakref.finalize(defn, _exported.pop, id(defn), None)
-    return found
-
-
-# id(callee) -> its exported function under jax.jit (kept while the callee lives)
-_jitted: dict[int, Callable[..., list[Any]]] = {}
-
-
-def jitted_callee(defn: Definition) -> Callable[..., list[Any]]:
-    """`defn` exported and wrapped in `jax.jit`: a call site calls one StableHLO function."""
-    found = _jitted.get(id(defn))
-    if found is None:
-        function = exported("to_jax", defn)
-        found = _jitted[id(defn)] = jax.jit(function.apply)
-        weakref.finalize(defn, _jitted.pop, id(defn), None)
+        found = _exported[id(defn)] = JaxFunction(defn, typed)
     return found

@@ -58,7 +58,7 @@ class XlaJit(Jit):
         staging = stage(self.fn, in_tree, types)
         defn = passes.cleanup(staging.typed)
         function = exported("jit", defn)
-        return _BuiltXla(defn, function, jax.jit(function.apply), staging.captured, staging.out_tree)
+        return _BuiltXla(defn, function, function.jitted, staging.captured, staging.out_tree)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
