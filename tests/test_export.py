@@ -254,6 +254,10 @@ def test_jit_with_the_xla_backend_takes_numbers_64_bit_values_and_composes() -> 
     assert x64_value.dtype == np.float64
     np.testing.assert_allclose(x64_value, np.sin(0.5) * 2, rtol=1e-15)
     assert f(np.float32(1.0), 3.0) is not None and len(f._fast) == 2  # numbers: the fast path
+    g = shax.jit(lambda n: n + 1, backend="xla")
+    assert g(3) == 4 and g(3).dtype == np.int32
+    with pytest.raises(shax.ShaxValueError, match="the Python int 1099511627776 does not fit i32"):
+        g(2**40)  # found by the key of 3, but it does not fit
     # inside another transform it inlines, as the numpy backend does
     assert_close(shax.grad(lambda x: f(x, 3.0))(np.float32(0.5)), np.float32(3 * np.cos(np.float32(0.5))))
 

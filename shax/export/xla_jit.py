@@ -40,7 +40,7 @@ from shax.transforms.arguments import (
 from shax.transforms.cache import closure_contents
 from shax.transforms.jit import Jit
 from shax.transforms.staging import stage
-from shax.types import TensorType, dtype_of_numpy
+from shax.types import TensorType, dtype_of_numpy, fits
 
 
 class XlaJit(Jit):
@@ -110,7 +110,11 @@ class _BuiltXla:
             if cls is Tracer:  # inside a shax transform: inline
                 return unflatten(self.out_tree, evaluate(self.defn, *args))
             if cls in _NUMBERS:  # weakly typed: its declared dtype, before JAX types it
-                args[k] = np.asarray(a, self.defn.arg_types[k].dtype.numpy)
+                dtype = self.defn.arg_types[k].dtype
+                if not fits(a, dtype):  # an int too large (the key has its class, not its value)
+                    message = f"jit: argument {k}: the Python int {a} does not fit {dtype.name}"
+                    raise at(ShaxValueError(message), current_source())
+                args[k] = np.asarray(a, dtype.numpy)
         if self.function.wide:
             with x64():
                 return unflatten(self.out_tree, self.jitted(*args))
