@@ -55,15 +55,29 @@ def _abs(x: Any) -> Any:
     return x if jnp.issubdtype(x.dtype, jnp.unsignedinteger) else lax.abs(x)
 
 
+# The logical operations of booleans as selects (lax's names for them changed across versions):
+# not x = x ? false : true, x and y = x ? y : false, x or y = x ? true : y
+def _not(x: Any) -> Any:
+    return lax.select(x, lax.full_like(x, False), lax.full_like(x, True))
+
+
+def _and(x: Any, y: Any) -> Any:
+    return lax.select(x, y, x)
+
+
+def _or(x: Any, y: Any) -> Any:
+    return lax.select(x, x, y)
+
+
 ELEMENTWISE: dict[type[P.Primitive], Callable[..., Any]] = {
     P.Neg: lax.neg, P.Sin: lax.sin, P.Cos: lax.cos, P.Tan: lax.tan, P.Exp: lax.exp, P.Log: lax.log,
     P.Sqrt: lax.sqrt, P.Tanh: lax.tanh, P.Abs: _abs, P.Signum: lax.sign, P.Log1p: lax.log1p,
     P.Expm1: lax.expm1, P.Sinh: lax.sinh, P.Cosh: lax.cosh, P.Logistic: lax.logistic, P.Arcsin: lax.asin,
     P.Arccos: lax.acos, P.Arctan: lax.atan, P.Arcsinh: lax.asinh, P.Arctanh: lax.atanh, P.Erf: lax.erf,
-    P.Floor: lax.floor, P.Ceil: lax.ceil, P.Round: _round, P.LogicalNot: lax.bitwise_not,
+    P.Floor: lax.floor, P.Ceil: lax.ceil, P.Round: _round, P.LogicalNot: _not,
     P.Add: lax.add, P.Sub: lax.sub, P.Mul: lax.mul, P.Div: lax.div, P.Pow: lax.pow, P.Min: lax.min,
     P.Max: lax.max, P.Eq: lax.eq, P.Ne: lax.ne, P.Lt: lax.lt, P.Le: lax.le, P.Gt: lax.gt, P.Ge: lax.ge,
-    P.Arctan2: lax.atan2, P.Rem: lax.rem, P.LogicalAnd: lax.bitwise_and, P.LogicalOr: lax.bitwise_or,
+    P.Arctan2: lax.atan2, P.Rem: lax.rem, P.LogicalAnd: _and, P.LogicalOr: _or,
     P.Select: lax.select,
 }  # fmt: skip
 for _cls, _function in ELEMENTWISE.items():
