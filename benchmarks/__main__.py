@@ -10,7 +10,8 @@ B4  Python function -> VJP definition at 1k / 10k / 100k operations, and the sca
 B5  per-example gradients of logistic regression (vmap(grad)), per call
 
 Rows: hand-written numpy (the floor, ratio 1.00), shax jit, shax's uncompiled transforms,
-JAX jit, JAX eager, PyTorch eager, autograd; a package that is not installed is one
+JAX jit, JAX eager, shax jit(backend='xla') (shax's program compiled by XLA, beside JAX
+jit), PyTorch eager, autograd; a package that is not installed is one
 "not installed" line (`pip install -e '.[bench]'` installs them all). Every result is
 checked against the floor's once before timing, and a row that disagrees says so. All run
 in one process, interleaved round by round, with the same thread count (see

@@ -55,6 +55,8 @@ def implementations(fw: Frameworks) -> list[Impl | Missing]:
         jitted, eager = jax.jit(jax.grad(f_jax, argnums=(0, 1))), jax.grad(f_jax, argnums=(0, 1))
         entries.append(Impl("JAX jit(grad)", lambda *a: jax.block_until_ready(jitted(*a)), (x, y), 8.1e-6))
         entries.append(Impl("JAX eager grad", lambda *a: jax.block_until_ready(eager(*a)), (x, y)))
+        xla = shax.jit(shax.grad(f), backend="xla")
+        entries.append(Impl("shax jit(backend='xla')", lambda *a: jax.block_until_ready(xla(*a)), (x, y)))
 
     torch = fw.get("torch")
     if torch is None:

@@ -76,6 +76,8 @@ def implementations(fw: Frameworks) -> list[Impl | Missing]:
         jitted = jax.jit(vjp_jax)
         entries.append(Impl("JAX jit(vjp)", lambda *a: jax.block_until_ready(jitted(*a)), args, 9.9e-6))
         entries.append(Impl("JAX eager vjp", lambda *a: jax.block_until_ready(vjp_jax(*a)), args))
+        xla = shax.jit(shax_vjp, backend="xla")
+        entries.append(Impl("shax jit(backend='xla')", lambda *a: jax.block_until_ready(xla(*a)), args))
 
     torch = fw.get("torch")
     if torch is None:

@@ -74,6 +74,10 @@ def implementations(fw: Frameworks) -> list[Impl | Missing]:
             Impl("JAX jit(grad)", lambda *a: jax.block_until_ready(jitted(*a)), jax_args, 1.98e-3, numpy_memory=False),
             Impl("JAX eager grad", lambda *a: jax.block_until_ready(eager(*a)), jax_args, numpy_memory=False),
         ]
+        xla = shax.jit(shax.grad(loss, wrt=0), backend="xla")
+        entries.append(
+            Impl("shax jit(backend='xla')", lambda *a: jax.block_until_ready(xla(*a)), jax_args, numpy_memory=False)
+        )
 
     torch = fw.get("torch")
     if torch is None:

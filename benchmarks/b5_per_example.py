@@ -64,6 +64,8 @@ def implementations(fw: Frameworks) -> list[Impl | Missing]:
         jitted = jax.jit(eager)
         entries.append(Impl("JAX jit(vmap(grad))", lambda *a: jax.block_until_ready(jitted(*a)), args))
         entries.append(Impl("JAX eager vmap(grad)", lambda *a: jax.block_until_ready(eager(*a)), args))
+        xla = shax.jit(per_example, backend="xla")
+        entries.append(Impl("shax jit(backend='xla')", lambda *a: jax.block_until_ready(xla(*a)), args))
 
     torch = fw.get("torch")
     if torch is None:

@@ -7,7 +7,17 @@ Trace a function (`shax.trace(medium, f32[6], f32[2, 2])`), type it
 """
 
 from shax import checked_numpy as _checked_numpy  # noqa: F401 - registers shax's numpy instance
-from shax import extend, nn, numpy, optimizers, passes, primitives, stages, testing  # testing: no hypothesis needed
+from shax import (
+    export,  # shax.export.to_jax; imports jax only when called
+    extend,
+    nn,
+    numpy,
+    optimizers,
+    passes,
+    primitives,
+    stages,
+    testing,  # no hypothesis needed
+)
 from shax import typeclass_errors as _typeclass_errors  # noqa: F401 - typeclasses' errors become ShaxErrors
 from shax.diff import Diff, diff
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError
@@ -53,4 +63,5 @@ __all__ = [
     "testing",
     "Stats", "PipelineStats", "stats", "to_dot",
     "scan", "fori_loop", "while_loop",
+    "export",
 ]  # fmt: skip

@@ -147,9 +147,15 @@ class Primitive:
         return None
 
     def subdefinitions(self) -> tuple[Definition, ...]:
-        """The definitions this operation runs (a call's callee; a loop's body, a branch):
-        printing shows each once, before the definitions that use it."""
+        """The definitions this operation holds (a call's callee; a loop's body, a branch;
+        a custom derivative's rule): printing shows each once, before the definitions
+        that use it."""
         return ()
+
+    def runs(self) -> tuple[Definition, ...]:
+        """Of `subdefinitions`, those evaluating this operation runs (not a derivative
+        rule, which only differentiating it uses)."""
+        return self.subdefinitions()
 
     def fail(self, message: str, *operand_types: TensorType, error: type[ShaxError] = ShaxTypeError) -> ShaxError:
         """An error naming this primitive and its operand types."""

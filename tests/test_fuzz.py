@@ -21,6 +21,7 @@ the number of arguments only where it is data.
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import typing
 from collections.abc import Callable
@@ -360,6 +361,32 @@ NOT_CALLED_IN_NAMESPACES = {
     "testing.NotSmooth": "an exception class",
     "testing.strategies.Program": "made by programs(), for users to read (and annotate with)",
 }
+
+# shax.export and jit's XLA backend, when JAX (the `xla` extra) is installed.
+HAS_JAX = importlib.util.find_spec("jax") is not None
+
+
+def exported_call(defn: Any, *args: Any) -> Any:
+    return shax.export.to_jax(defn)(*args)
+
+
+def jit_with_backend(fn: Any, backend: Any, *args: Any) -> Any:
+    return shax.jit(fn, backend=backend)(*args)
+
+
+def xla_jit_source(fn: Any, *args: Any) -> Any:
+    return shax.jit(fn, backend="xla").source(*args)
+
+
+EXPORT: dict[str, Call] = {"to_jax": Call(exported_call, (TYPED, X), variadic=True)}
+XLA: dict[str, Call] = {
+    "jit (xla)": Call(jit_with_backend, (pair, "xla", X, Y), variadic=True),
+    "jit (xla, i32, bool)": Call(jit_with_backend, (integers, "xla", 3, FLAGS), variadic=True),
+    "jit.source (xla)": Call(xla_jit_source, (pair, X, f32[3]), variadic=True),
+}
+OTHERS.update({f"export.{k}": c for k, c in EXPORT.items()} if HAS_JAX else {})
+OTHERS.update(XLA if HAS_JAX else {"jit (backend)": Call(jit_with_backend, (pair, "numpy", X, Y), variadic=True)})
+
 # Names of `shax.__all__` with no driver of their own, and why.
 NOT_CALLED = {
     "ShaxError": "an exception class",
@@ -385,6 +412,7 @@ NAMESPACES = {
     "nn": (shax.nn, NN),
     "testing": (shax.testing, TESTING),
     "testing.strategies": (shax.testing.strategies, STRATEGIES),
+    "export": (shax.export, EXPORT),
 }
 
 # Typeclass functions: operands are f32 arrays (or, traced, tracers of their types); the

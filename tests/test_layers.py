@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("shax.codegen",),
     ("shax.callees", "shax.loop_bodies"),
     ("shax.transforms",),
+    ("shax.export",),
     ("shax.explain", "shax.cli", "shax.optimizers", "shax.numpy", "shax.nn", "shax.stats", "shax.graphviz", "shax.plot",
      "shax"),
 ]  # fmt: skip

@@ -138,6 +138,9 @@ class CustomJVP(_Holding):
     def subdefinitions(self) -> tuple[Definition, ...]:
         return (self.defn, self.rule.get())
 
+    def runs(self) -> tuple[Definition, ...]:
+        return (self.defn,)
+
     def outputs_of(self) -> list[CustomJVP]:
         return [CustomJVP(self.defn, self.rule, k) for k in range(self.num_outputs)]
 
@@ -159,6 +162,9 @@ class CustomVJP(_Holding):
 
     def subdefinitions(self) -> tuple[Definition, ...]:
         return (self.defn, self.fwd.get(), self.bwd.get())
+
+    def runs(self) -> tuple[Definition, ...]:
+        return (self.defn,)
 
     def outputs_of(self) -> list[CustomVJP]:
         return [CustomVJP(self.defn, self.fwd, self.bwd, k) for k in range(self.num_outputs)]
@@ -256,8 +262,15 @@ def _custom_vjp_linear_type(prim: CustomVJPLinear, operands: Sequence[TensorType
 def _custom_vjp_linear_eval(prim: CustomVJPLinear, operands: Sequence[Any]) -> list[Any]:
     from shax.evaluate import evaluate
 
+    jvp, tangents = forward_tangents(prim, operands)
+    return evaluate(jvp, *tangents, *operands[len(prim.floats) :])
+
+
+def forward_tangents(prim: CustomVJPLinear, operands: Sequence[Any]) -> tuple[Definition, list[Any]]:
+    """bwd transposed (the forward derivative), and the tangent per argument of the
+    function it takes: the operands at the float arguments, zeros at the others."""
     jvp = _forward(prim)
-    return evaluate(jvp, *_all_tangents(prim, jvp, operands), *operands[len(prim.floats) :])
+    return jvp, _all_tangents(prim, jvp, operands)
 
 
 def _forward(prim: CustomVJPLinear) -> Definition:

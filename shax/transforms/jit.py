@@ -21,6 +21,8 @@ from typing import Any
 import attrs
 
 from shax import passes
+from shax.errors import ShaxValueError, at
+from shax.location import current_source
 from shax.pytree import TreeDef, unflatten
 from shax.tracing import check_function
 from shax.transforms.arguments import abstract_arguments, abstract_types
@@ -96,10 +98,23 @@ class _BuiltJit:
         return unflatten(self.out_tree, self.program([*leaves, *self.captured]))
 
 
-def jit(fn: Any, static_argnums: Any = None, static_argnames: Any = None) -> Jit:
-    """`fn`, compiled to numpy source per argument types on its first call; the arguments
-    at `static_argnums` (ints) or named in `static_argnames` are static: hashable Python
-    values passed to fn as they are, compiled once per distinct value."""
+def jit(fn: Any, static_argnums: Any = None, static_argnames: Any = None, backend: str = "numpy") -> Jit:
+    """`fn`, compiled per argument types on its first call: to numpy source (`backend="numpy"`),
+    or exported to JAX and compiled by XLA (`backend="xla"`, `shax.export.xla_jit`). The
+    arguments at `static_argnums` (ints) or named in `static_argnames` are static: hashable
+    Python values passed to fn as they are, compiled once per distinct value (numpy backend)."""
     check_function("jit", fn)
+    if not isinstance(backend, str) or backend not in ("numpy", "xla"):
+        raise at(ShaxValueError(f"jit: backend must be 'numpy' or 'xla', got {backend!r:.60}"), current_source())
     statics = checked_statics(fn, static_argnums, static_argnames)
+    if backend == "xla":
+        from shax.export import require_jax
+
+        require_jax("jit(backend='xla')")
+        if statics is not None:
+            message = "jit: static arguments are not supported with backend='xla' yet; close over them instead"
+            raise at(ShaxValueError(message), current_source())
+        from shax.export.xla_jit import XlaJit
+
+        return XlaJit(fn)
     return Jit(fn) if statics is None else StaticJit(fn, statics)

@@ -1,0 +1,44 @@
+"""Export to JAX / XLA: a typed Definition as a function of JAX arrays built from
+`jax.lax` operations, which `jax.jit` lowers to StableHLO and XLA compiles.
+
+    fn = shax.export.to_jax(shax.xpr(shax.grad(loss), w, x))
+    jax.jit(fn)(w, x)          # [gradient], what shax.evaluate returns
+    shax.jit(f, backend="xla") # the same, cached per argument types
+
+JAX is optional (`pip install 'shax[xla]'`): this package imports it only when a program
+is exported, so `import shax` never does. The rules (`export_rules`, one per primitive)
+live in `shax.export.lax_rules`; the function they make, in `shax.export.lowering`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from shax.errors import ShaxError, at
+from shax.export.rules import ExportRule, export_rule, export_rules  # noqa: F401 - for rule authors
+from shax.ir import Definition
+from shax.location import current_source
+
+__all__ = ["to_jax"]  # also here: `export_rule`, `export_rules` (to add a rule), `require_jax`
+
+
+def require_jax(what: str) -> ModuleType:
+    """The jax module, or a ShaxError saying how to install it."""
+    try:
+        return importlib.import_module("jax")
+    except ImportError:
+        message = f"{what} needs JAX, an optional dependency of shax: pip install 'shax[xla]'"
+        raise at(ShaxError(message), current_source()) from None
+
+
+def to_jax(defn: Definition) -> Callable[..., list[Any]]:
+    """`defn` as a Python function of JAX arrays (or numpy values) built from `jax.lax`
+    operations, returning what `shax.evaluate(defn, *args)` returns: a list, one entry
+    per output. 64-bit programs run with JAX's x64 mode on (see `lowering.JaxFunction`)."""
+    require_jax("to_jax")
+    from shax.export.lowering import exported
+
+    return exported("to_jax", defn)

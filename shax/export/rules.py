@@ -1,0 +1,31 @@
+"""Export rules: how each primitive is written in `jax.lax` (`shax.export.to_jax` runs
+a Definition with them). One more `RuleTable`, keyed by primitive class like the
+stages' tables (`shax.rules`):
+
+    rule(prim, operands, out) -> a JAX value        e.g. lax.sin(x), lax.add(x, y)
+
+`operands` are JAX values (tracers under `jax.jit`, arrays otherwise; an argument may
+still be a numpy array) and `out` is the binding's result type, which the rules use to
+make shax's implicit numpy broadcasting explicit for lax. A multi-output primitive
+(`call`) returns all its outputs.
+
+This module does not import jax: the rules themselves are registered in
+`shax.export.lax_rules`, which does, and is imported only when a program is exported.
+A primitive without a rule (nothing is derived) is a ShaxError naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from shax.rules.table import RuleTable
+from shax.types import TensorType
+
+
+class ExportRule(Protocol):
+    def __call__(self, prim: Any, operands: Sequence[Any], out: TensorType, /) -> Any: ...
+
+
+export_rules: RuleTable[ExportRule] = RuleTable("export to JAX")
+export_rule = export_rules.register
