@@ -63,9 +63,7 @@ class JaxFunction:
         self.given, self.defn = given, defn
         self.__name__ = self.__qualname__ = defn.name
         # id(callee) -> its function, held while this one lives
-        self.callees = {
-            id(callee): exported("to_jax", callee) for b in defn.bindings for callee in b.prim.runs()
-        }
+        self.callees = {id(callee): exported("to_jax", callee) for b in defn.bindings for callee in b.prim.runs()}
         # whether it, or a definition it calls, has a 64-bit value
         self.wide: bool = any(type_of(b.var).dtype in WIDE for b in defn.bindings) or any(
             c.wide for c in self.callees.values()
