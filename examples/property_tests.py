@@ -6,9 +6,8 @@ or `main()` runs:
 1. The gradient of a small network's loss matches finite differences (`check_grads`, to
    second order, at arrays drawn by `arrays`).
 2. `vmap` of any generated program equals a Python loop over the batch (`programs`).
-3. A function with a hand-written derivative rule (`softplus`, a user primitive declared
-   with `shax.extend`) has the derivative finite differences and autodiff of its
-   formula give.
+3. A function with a hand-written derivative rule (`softplus`, with `shax.custom_jvp`)
+   has the derivative finite differences and autodiff of its formula give.
 
 Run: python examples/property_tests.py
 """
@@ -53,15 +52,17 @@ def test_vmap_equals_a_loop(program: Program, data: st.DataObject) -> None:
 
 # 3. A hand-written derivative rule against finite differences and autodiff -----------------
 
-# softplus(x) = log(1 + eˣ), computed by numpy without overflow; its derivative, by hand,
-# is the logistic function eˣ / (1 + eˣ). (With `shax.custom_jvp` the same rule would be
-#     @shax.custom_jvp
-#     def softplus(x): return np.logaddexp(0.0, x)
-#     softplus.defjvp(lambda primals, tangents: (softplus(primals[0]), logistic(primals[0]) * tangents[0]))
-# and the tests below would not change.)
-softplus = shax.extend.elementwise_primitive(
-    "example_softplus", numpy=lambda x: np.logaddexp(0.0, x), derivative=lambda x, out: logistic(x)
-)
+# softplus(x) = log(1 + eˣ), computed without overflow; its derivative, by hand, is the
+# logistic function eˣ / (1 + eˣ).
+@shax.custom_jvp
+def softplus(x: Any) -> Any:
+    return logaddexp(0.0, x)
+
+
+@softplus.defjvp
+def softplus_jvp(primals: Any, tangents: Any) -> Any:
+    (x,), (dx,) = primals, tangents
+    return softplus(x), logistic(x) * dx
 
 
 def softplus_by_its_formula(x: Any) -> Any:

@@ -204,3 +204,20 @@ def test_import_shax_needs_no_hypothesis() -> None:
     code = "import sys; sys.modules['hypothesis'] = None; import shax; print(shax.testing.check_grads.__name__)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "check_grads"
+
+
+@shax.custom_jvp
+def cube(x: Any) -> Any:
+    return x * x * x
+
+
+@cube.defjvp
+def cube_jvp(primals: Any, tangents: Any) -> Any:  # deliberately wrong: 2x² where 3x² belongs
+    (x,), (dx,) = primals, tangents
+    return cube(x), 2.0 * x * x * dx
+
+
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+def test_a_wrong_custom_jvp_rule_is_caught(mode: str) -> None:
+    with pytest.raises(AssertionError, match=f"mode {mode!r}.*order 1, argument 0"):
+        check_grads(cube, (X,), modes=(mode,))
