@@ -32,6 +32,7 @@ from shax.transforms import (
     vmap,
     xpr,
 )
+from shax.transforms.cond import cond, switch
 from shax.types import DType, TensorType, bool_, f32, f64, i32, i64, u8
 
 __all__ = [
@@ -40,4 +41,5 @@ __all__ = [
     "i64", "u8", "grad", "jit", "jvp", "linearize", "nn", "numpy", "optimizers", "passes", "primitives", "stages",
     "trace", "value_and_grad", "vjp", "vmap", "xpr", "CallSiteInfo", "call", "call_with_info", "subgraph",
     "GradGraphInfo", "autodiff", "Diff", "diff",
+    "cond", "switch",
 ]  # fmt: skip

@@ -21,6 +21,7 @@ import numpy as np
 
 from shax.ir import Binding, Definition, Var
 from shax.primitives import SMALL_CONSTANT, Arg, Call, Constant, DotGeneral, Primitive
+from shax.primitives.cond import Cond
 from shax.types import DType
 
 
@@ -92,6 +93,8 @@ def show_primitive(prim: Primitive, names: dict[int, str] | None = None) -> str:
         return f"call {name}" if prim.num_outputs == 1 else f"call {name}[{prim.output}]"
     if isinstance(prim, Arg):
         return f"arg{prim.index}"
+    if isinstance(prim, Cond):
+        return prim.show(names or {})
     if isinstance(prim, Constant):
         return show_array(prim.value)
     if isinstance(prim, DotGeneral) and prim.is_matrix_product:

@@ -93,6 +93,11 @@ def new_trace(arg_types: Sequence[TensorType]) -> Iterator[Trace]:
         trace.close()
 
 
+def tracing() -> bool:
+    """Whether a trace is open in this thread (or task): a function running now may be traced."""
+    return _depth.get() > 0
+
+
 class Tracer(ArrayMethods, ReductionMethods, Operators):
     __slots__ = ("trace", "prim", "args", "type", "source", "origin")
 

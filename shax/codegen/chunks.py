@@ -45,7 +45,9 @@ def function_sources(
 def _texts(line: Line, dels: Sequence[str] | None = None) -> list[str]:
     """The line's statement, then `del` of its `dels` (default: all)."""
     dels = line.dels if dels is None else dels
-    texts = [f"{line.defines} = {line.code}"] if line.defines else []
+    # A multi-line code (a loop) is statements, then the expression the line defines.
+    *statements, expression = line.code.split("\n")
+    texts = [*statements, f"{line.defines} = {expression}"] if line.defines else []
     return texts + ([f"del {', '.join(dels)}"] if dels else [])
 
 

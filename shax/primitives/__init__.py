@@ -17,6 +17,7 @@ from shax.primitives import (  # families
     shape,
     sort,
 )
+from shax.primitives import cond as cond_family  # control flow
 from shax.primitives.call import *  # noqa: F403
 from shax.primitives.concatenate import *  # noqa: F403
 from shax.primitives.constant import *  # noqa: F403 - each family module lists its primitives in __all__
@@ -30,9 +31,11 @@ from shax.primitives.reduce import *  # noqa: F403
 from shax.primitives.rev import *  # noqa: F403
 from shax.primitives.shape import *  # noqa: F403
 from shax.primitives.sort import *  # noqa: F403
+from shax.primitives.cond import *  # noqa: F403
 
 __all__ = ["Arg", "Linearity", "Pointwise", "Primitive", "all_primitives", "elementwise"]
 __all__ += (
     call.__all__ + concatenate.__all__ + constant.__all__ + dot.__all__ + elementwise_more.__all__ + pointwise.__all__
 )
 __all__ += convert.__all__ + gather.__all__ + reduce.__all__ + rev.__all__ + shape.__all__ + sort.__all__
+__all__ += cond_family.__all__
