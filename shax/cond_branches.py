@@ -14,6 +14,7 @@ and the tangent is a cond of the linear branches on the same index.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -66,7 +67,7 @@ def _cond_derivative(branches: tuple[Definition, ...]) -> CondDerivative:
     ds = [derivative(b) for b in branches]
     n = len(branches[0].outputs)
     slots = [list(d.primal.output_types()[n:]) for d in ds]
-    starts = list(np.cumsum([0, *map(len, slots)]))
+    starts = list(itertools.accumulate(map(len, slots), initial=0))
     all_slots = [t for s in slots for t in s]
     arg_types = branches[0].arg_types
 

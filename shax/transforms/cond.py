@@ -60,7 +60,10 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         t = _scalar("switch", "the index", index)
         if t.dtype.is_float or t.dtype.name == "bool":
             raise ShaxTypeError(f"switch: the index must be an int scalar, got {t}")
-        converted = tc.convert_element_type(index, np.int32) if isinstance(index, Tracer) else np.int32(index)
+        if not isinstance(index, Tracer):
+            converted: Any = np.int32(index)
+        else:
+            converted = index if t.dtype == i32 else tc.convert_element_type(index, np.int32)
         return _switch("switch", converted, list(branches), operands)
     except ShaxError as error:
         raise at(error, current_source()) from None
