@@ -493,6 +493,7 @@ ROWS: list[Spec] = [
     ),
 ]
 
+
 # Cond: a switch of three branches on an i32 index (clamped: -4..4 reaches past both
 # ends), each returning (a, b); each case reads one output.
 def _branch_sin(x: Any, y: Any) -> tuple[Any, Any]:

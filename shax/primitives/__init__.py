@@ -20,6 +20,7 @@ from shax.primitives import (  # families
 from shax.primitives import cond as cond_family  # control flow
 from shax.primitives.call import *  # noqa: F403
 from shax.primitives.concatenate import *  # noqa: F403
+from shax.primitives.cond import *  # noqa: F403
 from shax.primitives.constant import *  # noqa: F403 - each family module lists its primitives in __all__
 from shax.primitives.convert import *  # noqa: F403
 from shax.primitives.dot import *  # noqa: F403
@@ -31,7 +32,6 @@ from shax.primitives.reduce import *  # noqa: F403
 from shax.primitives.rev import *  # noqa: F403
 from shax.primitives.shape import *  # noqa: F403
 from shax.primitives.sort import *  # noqa: F403
-from shax.primitives.cond import *  # noqa: F403
 
 __all__ = ["Arg", "Linearity", "Pointwise", "Primitive", "all_primitives", "elementwise"]
 __all__ += (

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
+import numpy as np
 
 import typeclasses as tc
 from shax.ir import Definition
@@ -74,7 +75,11 @@ class Cond(Primitive):
         rest = self.arity - 1 - self.linear
         if self.linear == 0:
             return (Linearity.NON_DIFFERENTIABLE, *(Linearity.NONLINEAR,) * rest)
-        return (Linearity.NON_DIFFERENTIABLE, *(Linearity.LINEAR,) * self.linear, *(Linearity.NON_DIFFERENTIABLE,) * rest)
+        return (
+            Linearity.NON_DIFFERENTIABLE,
+            *(Linearity.LINEAR,) * self.linear,
+            *(Linearity.NON_DIFFERENTIABLE,) * rest,
+        )
 
     @property
     def linear_operands(self) -> tuple[int, ...]:  # type: ignore[override]
@@ -205,11 +210,11 @@ def _cond_batch(prim: Cond, operands: Sequence[Tracer], dims: Sequence[int | Non
         outs = [evaluate(batched(b, arg_dims, size), *args)[prim.output] for b in prim.branches]
     else:
         outs = [batched_at(evaluate(b, *args)[prim.output], None, 0, size) for b in prim.branches]
-    index = moveaxis(operands[0], dims[0], 0)
+    index: Tracer = tc.convert_element_type(moveaxis(operands[0], dims[0], 0), np.int32)
     shape = tc.shape(outs[0])
     result = outs[0]
     for k in range(1, len(outs)):
-        chosen = tc.broadcast(tc.ge(index, tc.convert_element_type(k, index.type.dtype.numpy)), (0,), shape)
+        chosen = tc.broadcast(index >= np.int32(k), (0,), shape)
         result = tc.select(chosen, outs[k], result)
     return result, 0
 

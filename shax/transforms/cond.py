@@ -50,7 +50,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
         raise at(error, current_source()) from None
 
 
-def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+def switch(index: Any, branches: Sequence[Any], *operands: Any) -> Any:
     """`branches[clamp(index, 0, len(branches) - 1)](*operands)`; `index` an int scalar."""
     try:
         if isinstance(branches, (str, bytes)) or not isinstance(branches, Sequence) or not branches:
