@@ -129,6 +129,10 @@ def subgraph_call(fn: Any, *args: Any) -> Any:
     return shax.subgraph(fn)(*args)
 
 
+def cond_other(x: Any, y: Any) -> Any:
+    return typeclasses.mul(x, y)
+
+
 def gradient_at_call_site(defn: Any, x: Any, y: Any, seed: Any) -> Any:
     """PopXL's autodiff flow: call `defn` with its call site's information, build its
     gradient graph, call that on the seed and the call site's activations."""
@@ -213,6 +217,8 @@ SHAX: dict[str, Call] = {
     "explain (provenance, names, diff)": Call(
         shax.explain, (loss, f32[3]), {"provenance": True, "names": "source", "diff": True}, variadic=True
     ),
+    "cond": Call(shax.cond, (np.bool_(True), pair, cond_other, X, Y), variants=(inside_trace(shax.cond, 3),)),
+    "switch": Call(shax.switch, (np.int32(1), [pair, cond_other], X, Y), variants=(inside_trace(shax.switch, 2),)),
 }
 STAGES: dict[str, Call] = {
     "batch": Call(stages.batch, (TYPED, 0, 2, 0)),

@@ -61,7 +61,7 @@ def switch(index: Any, branches: Sequence[Any], *operands: Any) -> Any:
         if t.dtype.is_float or t.dtype.name == "bool":
             raise ShaxTypeError(f"switch: the index must be an int scalar, got {t}")
         if not isinstance(index, Tracer):
-            converted: Any = np.int32(index)
+            converted: Any = np.int32(taken(index, len(branches)))  # clamped first: any int fits
         else:
             converted = index if t.dtype == i32 else tc.convert_element_type(index, np.int32)
         return _switch("switch", converted, list(branches), operands)
