@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("shax.passes",),
     ("shax.stages",),
     ("shax.codegen",),
-    ("shax.callees",),
+    ("shax.callees", "shax.cond_branches"),
     ("shax.transforms",),
     ("shax.explain", "shax.cli", "shax.optimizers", "shax.numpy", "shax.nn", "shax"),
 ]  # fmt: skip
