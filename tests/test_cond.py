@@ -258,3 +258,46 @@ def test_the_type_rule_rejects_branches_of_different_outputs() -> None:
     x = shax.TensorType(shax.f64, (3,))
     with pytest.raises(shax.ShaxTypeError, match=r"cond: .* returns \(f64\[2\]\)"):
         result_type(P.Cond((cond.branches[0], other)), shax.TensorType(shax.i32, ()), x, x)
+
+
+W = np.array([0.5, 1.5, -0.7])
+
+
+def test_branches_closing_over_an_outer_tracer() -> None:
+    def f(w: Any) -> Any:
+        return snp.sum(shax.cond(w[0] > 0, lambda x: snp.sin(x * w), lambda x: x + w * w, X))
+
+    for w in (W, -W):
+        want = np.cos(X * w) * X if w[0] > 0 else 2 * w
+        np.testing.assert_allclose(shax.grad(f)(w), want, rtol=1e-12)
+        np.testing.assert_allclose(shax.jit(shax.grad(f))(w), want, rtol=1e-12)
+    np.testing.assert_allclose(shax.vmap(shax.grad(f))(np.stack([W, -W]))[1], -2 * W)
+    np.testing.assert_allclose(shax.grad(lambda w: snp.sum(shax.cond(w[0] > 0, lambda: w * w, lambda: w)))(W), 2 * W)
+
+
+def test_int_operands_and_outputs_pass_through() -> None:
+    def h(x: Any, n: Any) -> Any:
+        out = shax.cond(x[0] > 0, lambda x, n: (x * 2.0, n + 1), lambda x, n: (x * x, n), x, n)
+        return snp.sum(out[0])
+
+    np.testing.assert_allclose(shax.grad(h, wrt=0)(W, np.int32(3)), np.full(3, 2.0))
+    np.testing.assert_allclose(shax.grad(h, wrt=0)(-W, np.int32(3)), -2 * W)
+    assert shax.jit(lambda n: shax.cond(n > 2, lambda n: n + 1, lambda n: n, n))(np.int32(3)) == 4
+
+
+def nested(x: Any) -> Any:
+    inner = lambda x: shax.cond(x[1] > 0, snp.sin, snp.cos, x)  # noqa: E731
+    return snp.sum(shax.cond(x[0] > 0, inner, lambda x: x**3, x))
+
+
+@pytest.mark.parametrize("x", [W, -W, np.array([1.0, -1.0, 0.5])], ids=["sin", "cube", "cos"])
+def test_nested_conds_first_and_second_derivatives(x: np.ndarray) -> None:
+    t = RNG.standard_normal(3)
+    check_directional_derivative(nested, [x], [t], [np.dot(shax.grad(nested)(x), t)], what="nested cond's grad")
+
+    def total(x: Any) -> Any:
+        return snp.sum(shax.grad(nested)(x))
+
+    second = shax.grad(total)(x)
+    check_directional_derivative(total, [x], [t], [np.dot(second, t)], what="nested cond's second derivative")
+    np.testing.assert_allclose(shax.jit(shax.vmap(shax.grad(nested)))(x[None]), shax.grad(nested)(x)[None])
