@@ -20,7 +20,7 @@ import numpy as np
 
 import typeclasses as tc
 from shax.cond_branches import rearranged
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.errors import ShaxError, ShaxTypeError, at
 from shax.location import current_source
 from shax.passes import cleanup
 from shax.primitives import Cond
@@ -30,7 +30,7 @@ from shax.tracer import Tracer, tracing
 from shax.tracing import check_function, function_name
 from shax.transforms.arguments import leaf_type, weakly_typed
 from shax.transforms.staging import Staging, stage
-from shax.types import TensorType, i32
+from shax.types import TensorType, bool_, i32
 
 
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:
@@ -42,7 +42,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
         if t.dtype.is_float:
             raise ShaxTypeError(f"cond: the predicate must be a bool or int scalar, got {t}")
         if isinstance(pred, Tracer):
-            index: Any = tc.convert_element_type(pred if t.dtype.name == "bool" else pred != 0, np.int32)
+            index: Any = tc.convert_element_type(pred if t.dtype == bool_ else pred != 0, np.int32)
         else:
             index = np.int32(bool(pred))
         return _switch("cond", index, [false_fun, true_fun], operands)
@@ -58,7 +58,7 @@ def switch(index: Any, branches: Sequence[Any], *operands: Any) -> Any:
         for f in branches:
             check_function("switch", f)
         t = _scalar("switch", "the index", index)
-        if t.dtype.is_float or t.dtype.name == "bool":
+        if t.dtype.is_float or t.dtype == bool_:
             raise ShaxTypeError(f"switch: the index must be an int scalar, got {t}")
         if not isinstance(index, Tracer):
             converted: Any = np.int32(taken(index, len(branches)))  # clamped first: any int fits
@@ -108,8 +108,6 @@ def _switch(what: str, index: Any, branches: list[Callable[..., Any]], operands:
         positions = [*range(len(types)), *(len(types) + start + j for j in range(len(s.captured)))]
         defns.append(cleanup(rearranged(attrs.evolve(s.typed, name=name), arg_types, positions)))
         start += len(s.captured)
-    if isinstance(index, Tracer) and tuple(index.type.shape) != ():
-        raise ShaxValueError(f"{what}: the index must be a scalar, got {index.type}")
     outputs = run_all(Cond(tuple(defns)), [index, *leaves, *captured])
     return unflatten(stagings[0].out_tree, outputs)
 
