@@ -12,6 +12,7 @@ int, as in JAX. The branches must return the same structure of the same types.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -54,7 +55,8 @@ def switch(index: Any, branches: Sequence[Any], *operands: Any) -> Any:
     """`branches[clamp(index, 0, len(branches) - 1)](*operands)`; `index` an int scalar."""
     try:
         if isinstance(branches, (str, bytes)) or not isinstance(branches, Sequence) or not branches:
-            raise ShaxTypeError(f"switch: branches must be a non-empty sequence of functions, got {branches!r}")
+            shown = reprlib.repr(branches)
+            raise ShaxTypeError(f"switch: branches must be a non-empty sequence of functions, got {shown}")
         for f in branches:
             check_function("switch", f)
         t = _scalar("switch", "the index", index)
