@@ -52,6 +52,7 @@ def test_vmap_equals_a_loop(program: Program, data: st.DataObject) -> None:
 
 # 3. A hand-written derivative rule against finite differences and autodiff -----------------
 
+
 # softplus(x) = log(1 + eˣ), computed without overflow; its derivative, by hand, is the
 # logistic function eˣ / (1 + eˣ).
 @shax.custom_jvp

@@ -50,6 +50,7 @@ from shax.transforms import (
     vmap,
     xpr,
 )
+from shax.transforms.cond import cond, switch
 from shax.transforms.loops import fori_loop, scan, while_loop
 from shax.types import DType, TensorType, bool_, f32, f64, i32, i64, u8
 
@@ -64,4 +65,5 @@ __all__ = [
     "Stats", "PipelineStats", "stats", "to_dot",
     "scan", "fori_loop", "while_loop",
     "export",
+    "cond", "switch",
 ]  # fmt: skip

@@ -613,6 +613,43 @@ ROWS += [
     ),
 ]
 
+
+# Cond: a switch of three branches on an i32 index (clamped: -4..4 reaches past both
+# ends), each returning (a, b); each case reads one output.
+def _branch_sin(x: Any, y: Any) -> tuple[Any, Any]:
+    return mul(sin(x), y), sub(x, y)
+
+
+def _branch_exp(x: Any, y: Any) -> tuple[Any, Any]:
+    return exp(mul(x, y)), mul(x, x)
+
+
+def _branch_linear(x: Any, y: Any) -> tuple[Any, Any]:
+    return sub(y, x), y
+
+
+def switching(output: int) -> Callable[..., Any]:
+    def apply(index: Any, x: Any, y: Any) -> Any:
+        return shax.switch(index, [_branch_sin, _branch_exp, _branch_linear], x, y)[output]
+
+    apply.__name__ = f"switch_{output}"
+    return apply
+
+
+ROWS.append(
+    Spec(
+        P.Cond,
+        (
+            Case("output0", switching(0), ((), (2, 3), (2, 3))),
+            Case("output1", switching(1), ((), (2, 3), (2, 3))),
+            Case("scalar", switching(0), ((), (), ())),
+        ),
+        (INDEX, REAL, REAL),
+        FLOATS,
+        fixed=(i32, None, None),
+    )
+)
+
 SPECS: dict[type[P.Primitive], Spec] = {spec.prim: spec for spec in ROWS}
 assert len(SPECS) == len(ROWS), "two spec rows for one primitive"
 # Primitives differentiated in forward mode only (a while loop's trip count is known only

@@ -154,6 +154,10 @@ def while_cond(count: Any) -> Any:
 LOOP_BOUNDS = BAD.filter(lambda v: not (isinstance(v, (int, np.integer)) and abs(v) > 5))
 
 
+def cond_other(x: Any, y: Any) -> Any:
+    return typeclasses.mul(x, y)
+
+
 def gradient_at_call_site(defn: Any, x: Any, y: Any, seed: Any) -> Any:
     """PopXL's autodiff flow: call `defn` with its call site's information, build its
     gradient graph, call that on the seed and the call site's activations."""
@@ -305,6 +309,8 @@ SHAX: dict[str, Call] = {
         variants=(inside_trace(shax.fori_loop, 3),),
     ),
     "while_loop": Call(while_loop_counted, (while_cond, fori_step, X), variants=(inside_trace(while_loop_counted, 2),)),
+    "cond": Call(shax.cond, (np.bool_(True), pair, cond_other, X, Y), variants=(inside_trace(shax.cond, 3),)),
+    "switch": Call(shax.switch, (np.int32(1), [pair, cond_other], X, Y), variants=(inside_trace(shax.switch, 2),)),
 }
 STAGES: dict[str, Call] = {
     "batch": Call(stages.batch, (TYPED, 0, 2, 0)),

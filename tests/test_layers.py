@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("shax.passes",),
     ("shax.stages",),
     ("shax.codegen",),
-    ("shax.callees", "shax.loop_bodies"),
+    ("shax.callees", "shax.loop_bodies", "shax.cond_branches"),
     ("shax.transforms",),
     ("shax.export",),
     ("shax.explain", "shax.cli", "shax.optimizers", "shax.numpy", "shax.nn", "shax.stats", "shax.graphviz", "shax.plot",

@@ -62,7 +62,7 @@ def operations(prim: type[P.Primitive]) -> list[P.Primitive]:
     found = []
     for case in spec.cases:
         defn = infer_types(shax.trace(case.apply, *spec.arg_types(case, spec.dtypes[0])))
-        lin = linearize(defn)
+        lin = linearize(defn, [k for k, t in enumerate(defn.arg_types) if t.dtype.is_float])  # cond's index is not
         transposed = () if prim in FORWARD_ONLY else (transpose(lin).linear,)
         for d in (defn, lin.linear, *transposed):
             found += [b.prim for b in d.bindings if isinstance(b.prim, prim)]

@@ -330,3 +330,13 @@ def _while(prim: P.While, operands: Sequence[Any], out: TensorType) -> list[Any]
     consts, carry = operands[: prim.consts], tuple(operands[prim.consts :])
     final = lax.while_loop(lambda c: cond(*consts, *c)[0], lambda c: tuple(body(*consts, *c)), carry)
     return list(final)
+
+
+# cond: lax.switch of the branches' functions (which clamps the index, as shax does)
+@export_rule(P.Cond)
+def _cond(prim: P.Cond, operands: Sequence[Any], out: TensorType) -> list[Any]:
+    from shax.export.lowering import exported
+
+    functions = [exported("to_jax", b).jitted for b in prim.branches]
+    index = lax.convert_element_type(operands[0], np.int32)
+    return list(lax.switch(index, [lambda *a, f=f: tuple(f(*a)) for f in functions], *operands[1:]))

@@ -20,8 +20,10 @@ from shax.primitives import (  # families
     sort,
     stop_gradient,
 )
+from shax.primitives import cond as cond_family  # control flow
 from shax.primitives.call import *  # noqa: F403
 from shax.primitives.concatenate import *  # noqa: F403
+from shax.primitives.cond import *  # noqa: F403
 from shax.primitives.constant import *  # noqa: F403 - each family module lists its primitives in __all__
 from shax.primitives.convert import *  # noqa: F403
 from shax.primitives.custom import *  # noqa: F403,E402
@@ -45,3 +47,4 @@ __all__ += convert.__all__ + gather.__all__ + reduce.__all__ + rev.__all__ + sha
 __all__ += custom.__all__
 __all__ += stop_gradient.__all__
 __all__ += loops.__all__
+__all__ += cond_family.__all__

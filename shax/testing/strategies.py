@@ -34,9 +34,9 @@ and numpy constants on either side, `broadcast`, `reshape`, `transpose`, `slice`
 `pad`, `reduce_sum`, `reduce_prod`, `reduce_max`, `reduce_min`, `dot`/`@` and
 `dot_general` (batch and contracting axes, or none), `select` on predicates built
 with `eq`, `argmax`/`argmin`/`argsort` cast back to the float dtype, `sort`, `gather`, `scatter_add`,
-`scatter` and `x[...]` at constant index arrays, and calls (below). It returns 1-2 of
-its values (a tuple when two). Shapes are small (at most `MAX_SIZE` elements, axes of
-size 1-3).
+`scatter` and `x[...]` at constant index arrays, `shax.cond` on a reduced predicate,
+and calls (below). It returns 1-2 of its values (a tuple when two). Shapes are small
+(at most `MAX_SIZE` elements, axes of size 1-3).
 
 A call step reads one output of a `Callee`: a generated sub-program of 1-2 values of
 the program, returning 1-2 of its values (maybe an argument, unchanged), run as a
@@ -650,6 +650,10 @@ def _sin_in_f64(x: Any) -> Any:
     return convert_element_type(sin(convert_element_type(x, np.float64)), dtype)
 
 
+def _cond_step(x: Any, y: Any) -> Any:
+    return shax.cond(lt(snp.sum(x), 0.0), lambda x, y: x * tanh(y), lambda x, y: x - y, x, y)
+
+
 FAMILIES: dict[str, dict[str, StepMaker]] = {
     "unary": {
         "sin": _unary("sin({0})", sin, lambda b: 1.0),
@@ -727,6 +731,8 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
         ),
         # x · x with one factor a constant of differentiation: half the derivative of x²
         "stop_gradient": _unary("stop_gradient({0}) * {0}", lambda x: stop_gradient(x) * x, lambda b: b * b),
+        # A cond on a reduced predicate: x·tanh(y) where sum(x) < 0, else x − y
+        "cond": _binary("cond(sum({0}) < 0, {0} * tanh({1}), {0} - {1})", _cond_step, lambda a, b: a + b),
     },
 }
 
