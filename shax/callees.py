@@ -21,7 +21,7 @@ them from the transposed call).
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
 import attrs
@@ -32,7 +32,10 @@ from shax.codegen import Compiled, compile_definition
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.passes import bind_arguments, cleanup
 from shax.primitive import Arg
-from shax.stages import batch, infer_types, linearize, transpose
+from shax.stages import batch, check_types, infer_types, linearize, transpose
+from shax.stages.linearize import definition_of
+from shax.tracer import Tracer, lift, new_trace
+from shax.types import TensorType
 from shax.well_typed import mark_well_typed
 
 T = TypeVar("T")
@@ -179,6 +182,25 @@ def _at_axis(tc: Any, ct: Any, axis: int | None) -> Any:
         return ct
     perm = [*range(1, axis + 1), 0, *range(axis + 1, ct.type.rank)]
     return tc.transpose(ct, perm)
+
+
+def build(name: str, arg_types: Sequence[TensorType], fn: Callable[[list[Tracer]], Sequence[Any]]) -> Definition:
+    """The typed definition of `fn` on tracers of `arg_types` (it runs definitions on
+    them: what the loop and cond rules derive from their bodies and branches)."""
+    with new_trace(arg_types) as trace:
+        # An output computed without the arguments (a constant, a zero slot) is a number: lifted.
+        outputs = [o if isinstance(o, Tracer) else lift(trace, o, None, "return") for o in fn(list(trace.args))]
+    return cleanup(definition_of(name, arg_types, outputs))
+
+
+def rearranged(defn: Definition, arg_types: Sequence[TensorType], positions: Sequence[int]) -> Definition:
+    """`defn` taking `arg_types`, its argument k being the new argument `positions[k]`
+    (arguments it does not read may be added)."""
+    bindings = tuple(
+        Binding(b.var, Arg(positions[b.prim.index]), b.args, b.source, b.origin) if isinstance(b.prim, Arg) else b
+        for b in defn.bindings
+    )
+    return check_types(Definition(defn.name, tuple(arg_types), bindings, defn.outputs))
 
 
 def pruned(defn: Definition, outputs: tuple[int, ...]) -> Definition:

@@ -15,39 +15,20 @@ Layouts (the loop primitives' operand order, which the bodies' arguments follow)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
 import typeclasses as tc
-from shax.callees import _cached, batched, derivative, pruned, transposed, wrt
+from shax.callees import _cached, batched, build, derivative, pruned, rearranged, transposed, wrt
 from shax.evaluate import evaluate
-from shax.ir import Binding, Definition
+from shax.ir import Definition
 from shax.passes import cleanup
 from shax.primitive import Arg
 from shax.stages import check_types
-from shax.stages.linearize import definition_of
-from shax.tracer import Tracer, lift, new_trace
+from shax.tracer import Tracer
 from shax.types import TensorType, i32
-
-
-def build(name: str, arg_types: Sequence[TensorType], fn: Callable[[list[Tracer]], Sequence[Any]]) -> Definition:
-    """The typed definition of `fn` on tracers of `arg_types` (it runs definitions on them)."""
-    with new_trace(arg_types) as trace:
-        # An output evaluation computed without the arguments (a constant) is a number: lifted.
-        outputs = [o if isinstance(o, Tracer) else lift(trace, o, None, "return") for o in fn(list(trace.args))]
-    return cleanup(definition_of(name, arg_types, outputs))
-
-
-def rearranged(defn: Definition, arg_types: Sequence[TensorType], positions: Sequence[int]) -> Definition:
-    """`defn` taking `arg_types`, its argument k being the new argument `positions[k]`
-    (arguments it does not read may be added)."""
-    bindings = tuple(
-        Binding(b.var, Arg(positions[b.prim.index]), b.args, b.source) if isinstance(b.prim, Arg) else b
-        for b in defn.bindings
-    )
-    return check_types(Definition(defn.name, tuple(arg_types), bindings, defn.outputs))
 
 
 def floats(types: Sequence[TensorType]) -> list[int]:

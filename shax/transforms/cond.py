@@ -20,7 +20,7 @@ import attrs
 import numpy as np
 
 import typeclasses as tc
-from shax.cond_branches import rearranged
+from shax.callees import rearranged
 from shax.errors import ShaxError, ShaxTypeError, at
 from shax.location import current_source
 from shax.passes import cleanup

@@ -19,10 +19,10 @@ from typing import Any
 import attrs
 import numpy as np
 
+from shax.callees import rearranged
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.ir import Definition
 from shax.location import current_source
-from shax.loop_bodies import rearranged
 from shax.passes import cleanup
 from shax.primitives import Scan, While
 from shax.primitives.loops import run_all
