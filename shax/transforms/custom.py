@@ -151,7 +151,8 @@ class custom_jvp(_Custom):  # noqa: N801 - JAX's name
 
     def _check_ready(self) -> None:
         if self.jvp is None:
-            raise at(ShaxTypeError(f"custom_jvp {self.name}: no rule; define one with {self.name}.defjvp"), None)
+            message = f"custom_jvp {self.name}: no rule; define one with {self.name}.defjvp"
+            raise at(ShaxTypeError(message), current_source())
 
     def _build(self, static: tuple[Any, ...], in_tree: TreeDef, types: tuple[TensorType, ...]) -> _Built:
         staging, defn = self._function(static, in_tree, types)
@@ -196,7 +197,8 @@ class custom_vjp(_Custom):  # noqa: N801 - JAX's name
 
     def _check_ready(self) -> None:
         if self.fwd is None or self.bwd is None:
-            raise at(ShaxTypeError(f"custom_vjp {self.name}: no rule; define one with {self.name}.defvjp"), None)
+            message = f"custom_vjp {self.name}: no rule; define one with {self.name}.defvjp"
+            raise at(ShaxTypeError(message), current_source())
 
     def _build(self, static: tuple[Any, ...], in_tree: TreeDef, types: tuple[TensorType, ...]) -> _Built:
         staging, defn = self._function(static, in_tree, types)
