@@ -296,3 +296,26 @@ def test_errors_carry_the_users_line() -> None:
     pattern = rf"badly_typed: its bwd's cotangent 0 is f64\[\], but argument 0 is f64\[5\].*derivatives.py:{line}"
     with pytest.raises(shax.ShaxError, match=pattern):
         shax.grad(lambda x: reduce_sum(badly_typed(x), [0]))(X)
+
+
+@typeguard.suppress_type_checks
+def test_a_rule_giving_the_wrong_types_is_an_error_naming_the_function() -> None:
+    @shax.custom_jvp
+    def summed_tangent(x):
+        return sin(x)
+
+    summed_tangent.defjvp(lambda p, t: (summed_tangent(p[0]), reduce_sum(t[0], [0])))
+    pattern = (
+        r"custom_jvp summed_tangent: its rule's output tangent 0 is f64\[\], but the function's output 0 is f64\[5\]"
+    )
+    with pytest.raises(shax.ShaxError, match=pattern):
+        shax.grad(total(summed_tangent))(X)
+
+    @shax.custom_vjp
+    def text(x):
+        return x
+
+    line = sys._getframe().f_lineno + 1  # the bwd's
+    text.defvjp(lambda x: (x, ()), lambda res, g: ("not a tensor",))
+    with pytest.raises(shax.ShaxError, match=rf"custom_vjp text: its bwd: .*str.*derivatives.py:{line}\)"):
+        shax.grad(total(text))(X)
