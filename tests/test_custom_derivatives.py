@@ -4,6 +4,7 @@ vmap of them, jit and higher derivatives use, and printed programs show where it
 from __future__ import annotations
 
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -198,3 +199,123 @@ def test_on_numpy_values_the_function_just_runs() -> None:
     assert clip_gradient(np.float64(3.0), -1.0, 1.0) == 3.0
     program = shax.xpr(total(log1pexp), X[:-1])
     np.testing.assert_allclose(shax.evaluate(program, X[:-1])[0], np.sum(np.log1p(np.exp(X[:-1]))))
+
+
+# JAX 0.10.2's jax.grad of its documented log1pexp (f32) at these points, for comparison.
+X100 = np.array([-100.0, -1.0, 0.0, 2.0, 100.0], np.float32)
+JAX_GRAD_AT_X100 = [0.0, 0.26894140243530273, 0.5, 0.8807970881462097, 1.0]
+
+
+def test_in_f32_at_plus_minus_100_the_safe_gradient_is_finite_and_matches_jax() -> None:
+    with np.errstate(over="ignore", invalid="ignore"):
+        naive = shax.grad(total(lambda x: log(1.0 + exp(x))))(X100)
+    assert np.isnan(naive[-1])  # e^100 overflows f32: ∞ / ∞
+    safe = shax.grad(total(log1pexp))(X100)
+    assert safe.dtype == np.float32 and np.all(np.isfinite(safe))
+    np.testing.assert_array_equal(safe, np.array(JAX_GRAD_AT_X100, np.float32))
+    np.testing.assert_array_equal(shax.jit(shax.grad(total(log1pexp)))(X100), safe)
+
+
+def test_nondiff_argnums_of_custom_vjp_give_bwd_the_python_value_first() -> None:
+    def clip(threshold, x):
+        return x
+
+    clip = shax.custom_vjp(clip, nondiff_argnums=(0,))
+    seen = []
+
+    def clip_bwd(threshold, res, g):
+        seen.append(threshold)  # a Python float, not a traced value
+        return (snp.clip(g, -threshold, threshold),)
+
+    clip.defvjp(lambda threshold, x: (x, ()), clip_bwd)
+    x = np.array([-1.0, 0.5, 2.0])
+    np.testing.assert_allclose(shax.grad(lambda x: reduce_sum(clip(0.5, x) * 3.0, [0]))(x), np.full(3, 0.5))
+    np.testing.assert_allclose(shax.grad(lambda x: reduce_sum(clip(4.0, x) * 3.0, [0]))(x), np.full(3, 3.0))
+    np.testing.assert_allclose(shax.vmap(shax.grad(lambda x: clip(0.5, x) * 3.0))(x), np.full(3, 0.5))
+    assert seen and all(type(t) is float for t in seen)
+    np.testing.assert_allclose(clip(0.5, x), x)
+
+
+def test_second_order_through_a_bwd_written_with_typeclass_functions() -> None:
+    @shax.custom_vjp
+    def f(x):
+        return sin(x)
+
+    f.defvjp(lambda x: (f(x), x), lambda x, g: (g * x * x,))  # deliberately x², not cos x
+    x = np.array([-1.0, 0.5, 2.0])
+    np.testing.assert_allclose(shax.vmap(shax.grad(f))(x), x * x)
+    np.testing.assert_allclose(shax.vmap(shax.grad(shax.grad(f)))(x), 2.0 * x)  # d/dx of the bwd's x²
+
+
+@shax.custom_jvp
+def scaled_pair(p):
+    return {"s": sin(p["a"]) * p["b"][0], "t": p["b"][1]}
+
+
+@scaled_pair.defjvp
+def scaled_pair_jvp(primals, tangents):
+    (p,), (dp,) = primals, tangents
+    ds = cos(p["a"]) * dp["a"] * p["b"][0] + sin(p["a"]) * dp["b"][0]
+    return scaled_pair(p), {"s": ds, "t": dp["b"][1] * 5.0}  # deliberately 5×, not the identity, for "t"
+
+
+def test_pytree_arguments_and_outputs_of_custom_jvp() -> None:
+    x = np.array([-1.0, 0.5, 2.0])
+    p = {"a": x, "b": (2.0 * x, 3.0 * x)}
+    got = shax.grad(lambda p: reduce_sum(scaled_pair(p)["s"] + scaled_pair(p)["t"], [0]))(p)
+    np.testing.assert_allclose(got["a"], np.cos(x) * 2.0 * x)
+    np.testing.assert_allclose(got["b"][0], np.sin(x))
+    np.testing.assert_allclose(got["b"][1], np.full(3, 5.0))
+    out = shax.jit(scaled_pair)(p)
+    np.testing.assert_allclose(out["s"], np.sin(x) * 2.0 * x)
+    np.testing.assert_allclose(out["t"], 3.0 * x)
+    xs = np.stack([x, -x])
+    batched = shax.vmap(shax.grad(lambda p: reduce_sum(scaled_pair(p)["s"] + scaled_pair(p)["t"], [0])))(
+        {"a": xs, "b": (2.0 * xs, 3.0 * xs)}
+    )
+    np.testing.assert_allclose(batched["a"], np.cos(xs) * 2.0 * xs)
+    np.testing.assert_allclose(batched["b"][1], np.full((2, 3), 5.0))
+
+
+@typeguard.suppress_type_checks
+def test_errors_carry_the_users_line() -> None:
+    @shax.custom_vjp
+    def no_bwd(x):
+        return x
+
+    line = sys._getframe().f_lineno + 2  # the grad call's
+    with pytest.raises(shax.ShaxError, match=rf"custom_vjp no_bwd: no rule.*test_custom_derivatives.py:{line}"):
+        shax.grad(lambda x: reduce_sum(no_bwd(x), [0]))(X)
+
+    @shax.custom_vjp
+    def badly_typed(x):
+        return x * 2.0
+
+    badly_typed.defvjp(lambda x: (badly_typed(x), ()), lambda res, g: (reduce_sum(g, [0]),))
+    line = sys._getframe().f_lineno + 3  # the grad call's
+    pattern = rf"badly_typed: its bwd's cotangent 0 is f64\[\], but argument 0 is f64\[5\].*derivatives.py:{line}"
+    with pytest.raises(shax.ShaxError, match=pattern):
+        shax.grad(lambda x: reduce_sum(badly_typed(x), [0]))(X)
+
+
+@typeguard.suppress_type_checks
+def test_a_rule_giving_the_wrong_types_is_an_error_naming_the_function() -> None:
+    @shax.custom_jvp
+    def summed_tangent(x):
+        return sin(x)
+
+    summed_tangent.defjvp(lambda p, t: (summed_tangent(p[0]), reduce_sum(t[0], [0])))
+    pattern = (
+        r"custom_jvp summed_tangent: its rule's output tangent 0 is f64\[\], but the function's output 0 is f64\[5\]"
+    )
+    with pytest.raises(shax.ShaxError, match=pattern):
+        shax.grad(total(summed_tangent))(X)
+
+    @shax.custom_vjp
+    def text(x):
+        return x
+
+    line = sys._getframe().f_lineno + 1  # the bwd's
+    text.defvjp(lambda x: (x, ()), lambda res, g: ("not a tensor",))
+    with pytest.raises(shax.ShaxError, match=rf"custom_vjp text: its bwd: .*str.*derivatives.py:{line}\)"):
+        shax.grad(total(text))(X)

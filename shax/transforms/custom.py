@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
 from shax.ir import Definition
 from shax.location import current_source
 from shax.passes import cleanup
@@ -119,8 +119,19 @@ class _Custom:
             args.insert(k, value)
         return args
 
-    def _staged(self, what: str, fn: Callable[..., Any], in_tree: TreeDef, types: Sequence[TensorType]) -> Any:
-        staging = stage(fn, in_tree, tuple(types))
+    def _staged(
+        self, what: str, fn: Callable[..., Any], user: Callable[..., Any], in_tree: TreeDef, types: Sequence[TensorType]
+    ) -> Any:
+        """`fn` (calling the user's `user`) traced; an error in what it returns locates `user`."""
+        signature = inspect.signature(fn)  # fn's own arguments are the ones checked
+        fn.__wrapped__ = user  # type: ignore[attr-defined]  # function_location unwraps
+        fn.__signature__ = signature  # type: ignore[attr-defined]
+        try:
+            staging = stage(fn, in_tree, tuple(types))
+        except ShaxError as error:
+            if str(error).startswith(f"{self.kind} {self.name}: "):  # named already
+                raise
+            raise named(error, f"{self.kind} {self.name}: its {what}") from None
         if staging.captured:
             message = (
                 f"{self.kind} {self.name}: its {what} uses {len(staging.captured)} value(s) traced outside it; "
@@ -130,7 +141,7 @@ class _Custom:
         return staging
 
     def _function(self, static: tuple[Any, ...], in_tree: TreeDef, types: Sequence[TensorType]) -> Any:
-        staging = self._staged("function", lambda *p: self.fun(*self._with_static(static, p)), in_tree, types)
+        staging = self._staged("function", lambda *p: self.fun(*self._with_static(static, p)), self.fun, in_tree, types)
         return staging, _renamed(staging.typed, self.name)
 
 
@@ -151,7 +162,8 @@ class custom_jvp(_Custom):  # noqa: N801 - JAX's name
 
     def _check_ready(self) -> None:
         if self.jvp is None:
-            raise at(ShaxTypeError(f"custom_jvp {self.name}: no rule; define one with {self.name}.defjvp"), None)
+            message = f"custom_jvp {self.name}: no rule; define one with {self.name}.defjvp"
+            raise at(ShaxTypeError(message), current_source())
 
     def _build(self, static: tuple[Any, ...], in_tree: TreeDef, types: tuple[TensorType, ...]) -> _Built:
         staging, defn = self._function(static, in_tree, types)
@@ -168,10 +180,18 @@ class custom_jvp(_Custom):  # noqa: N801 - JAX's name
             return tuple(result)
 
         def traced_rule() -> Definition:
-            pairs = self._staged("rule", rule, _flat(2 * n), [*types, *types])
+            pairs = self._staged("rule", rule, rule_fn, _flat(2 * n), [*types, *types])
             outputs, tangents = _halves(pairs.out_tree, "rule's (outputs, output tangents)", self.name)
             _check_matches(f"custom_jvp {self.name}: its rule's outputs", outputs, staging.out_tree)
             _check_matches(f"custom_jvp {self.name}: its rule's output tangents", tangents, staging.out_tree)
+            # As JAX: the outputs and their tangents have the function's output types.
+            m = len(defn.outputs)
+            got = pairs.typed.output_types()
+            for k, want in enumerate(defn.output_types()):
+                for what, t in (("output", got[k]), ("output tangent", got[m + k])):
+                    if t != want:
+                        message = f"its rule's {what} {k} is {t}, but the function's output {k} is {want}"
+                        raise ShaxTypeError(f"custom_jvp {self.name}: {message}")
             return _renamed(pairs.typed, function_name(rule_fn))
 
         return _Built(CustomJVP(defn, Rule(traced_rule, function_name(rule_fn))), staging.out_tree)
@@ -196,7 +216,8 @@ class custom_vjp(_Custom):  # noqa: N801 - JAX's name
 
     def _check_ready(self) -> None:
         if self.fwd is None or self.bwd is None:
-            raise at(ShaxTypeError(f"custom_vjp {self.name}: no rule; define one with {self.name}.defvjp"), None)
+            message = f"custom_vjp {self.name}: no rule; define one with {self.name}.defvjp"
+            raise at(ShaxTypeError(message), current_source())
 
     def _build(self, static: tuple[Any, ...], in_tree: TreeDef, types: tuple[TensorType, ...]) -> _Built:
         staging, defn = self._function(static, in_tree, types)
@@ -215,7 +236,7 @@ class custom_vjp(_Custom):  # noqa: N801 - JAX's name
 
         def forward() -> Any:
             if "fwd" not in staged:
-                found = staged["fwd"] = self._staged("fwd", fwd, in_tree, types)
+                found = staged["fwd"] = self._staged("fwd", fwd, fwd_fn, in_tree, types)
                 outputs, _ = _halves(found.out_tree, "fwd's (outputs, residuals)", self.name)
                 _check_matches(f"custom_vjp {self.name}: its fwd's outputs", outputs, staging.out_tree)
             return staged["fwd"]
@@ -237,7 +258,9 @@ class custom_vjp(_Custom):  # noqa: N801 - JAX's name
 
         def traced_bwd() -> Definition:
             residual_types = forward().typed.output_types()[m:]
-            backward = self._staged("bwd", bwd, _flat(len(residual_types) + m), [*residual_types, *output_types])
+            backward = self._staged(
+                "bwd", bwd, bwd_fn, _flat(len(residual_types) + m), [*residual_types, *output_types]
+            )
             _check_matches(f"custom_vjp {self.name}: its bwd's cotangents", backward.out_tree, in_tree)
             for k, (got, want) in enumerate(zip(backward.typed.output_types(), types)):
                 if got != want:
