@@ -25,7 +25,7 @@ from collections.abc import Hashable, Sequence
 import attrs
 
 from shax.errors import ShaxTypeError, at
-from shax.ir import Definition, LinearizedDefinition
+from shax.ir import Binding, Definition, LinearizedDefinition
 from shax.location import current_source
 from shax.printing import show_binding, show_primitive, show_provenance
 
@@ -72,7 +72,7 @@ def diff(before: Definition | LinearizedDefinition, after: Definition | Lineariz
     before, after = _definition("before", before), _definition("after", after)
     if isinstance(context, bool) or not isinstance(context, int) or context < 0:
         raise at(ShaxTypeError(f"diff: context must be a non-negative int, got {context!r}"), current_source())
-    old_keys, new_keys = _keys(before), _keys(after)
+    old_keys, new_keys = binding_keys(before.bindings), binding_keys(after.bindings)
     # The content a change is read from: the operation as printed, the type (if both are
     # typed), and each operand by its key.
     typed = before.is_typed and after.is_typed
@@ -103,12 +103,13 @@ def _definition(what: str, defn: object) -> Definition:
     return defn
 
 
-def _keys(defn: Definition) -> list[Hashable]:
+def binding_keys(bindings: Sequence[Binding]) -> list[tuple[tuple[str, str], int]]:
     """Each binding's identity across definitions: its provenance and operation, and how
-    many bindings of that identity come before it."""
-    seen: dict[Hashable, int] = {}
-    keys: list[Hashable] = []
-    for b in defn.bindings:
+    many bindings of that identity come before it (what `diff` matches, and the HTML view
+    links across stages)."""
+    seen: dict[tuple[str, str], int] = {}
+    keys: list[tuple[tuple[str, str], int]] = []
+    for b in bindings:
         identity = (show_provenance(b), b.prim.name)
         n = seen.get(identity, 0)
         seen[identity] = n + 1

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import html
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from shax.diff import binding_keys
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.printing import called_definitions, show_primitive, show_provenance, shown_names
 
@@ -99,7 +100,7 @@ class _Renderer:
         indent = " " * len(header)
         args = [f"arg{k} :: {_type(t)}" for k, t in enumerate(defn.arg_types)]
         lines = [header + f", \n{indent}".join(args) + ") ="]
-        keys = _provenance_keys(defn.bindings)
+        keys = [f"{provenance}|{name}|{n}" for (provenance, name), n in binding_keys(defn.bindings)]
         for k, (b, key) in enumerate(zip(defn.bindings, keys)):
             lines.append(("  let " if k == 0 else "      ") + self._binding(b, key, number, names))
         outputs = ", ".join(_var(v) for v in defn.outputs)
@@ -130,19 +131,6 @@ def _type(t: object) -> str:
 
 def _var(v: Var) -> str:
     return f"x{v.id}" if v.type is None else f"x{v.id} :: {_type(v.type)}"
-
-
-def _provenance_keys(bindings: Sequence[Binding]) -> list[str]:
-    """Each binding's identity across stages: its provenance, its operation, and how many
-    bindings of those come before it (as `shax.diff` matches them)."""
-    seen: dict[tuple[str, str], int] = {}
-    keys = []
-    for b in bindings:
-        identity = (show_provenance(b), b.prim.name)
-        n = seen.get(identity, 0)
-        seen[identity] = n + 1
-        keys.append(f"{identity[0]}|{identity[1]}|{n}")
-    return keys
 
 
 def _section(title: str, content: str, stage: str) -> str:
