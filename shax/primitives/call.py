@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
-from shax.ir import Definition, Var, type_of
+from shax.ir import Definition, LinearizedDefinition, Var, type_of
 from shax.primitive import Linearity, Primitive
 from shax.rules.batch import batch_rule
 from shax.rules.codegen import Operand, Site, codegen_rule
@@ -141,20 +141,35 @@ def _call_eval(prim: Call, operands: Sequence[Any]) -> list[Any]:
 def _call_linearize(
     prim: Call, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer
 ) -> PrimalAndTangent:
-    from shax.callees import derivative, wrt
+    from shax.callees import derivative
+
+    return through_derivative(derivative(prim.defn), prim.defn, prim.output, primals, tangents, out, prim.linear)
+
+
+def through_derivative(
+    d: LinearizedDefinition,
+    defn: Definition,
+    output: int,
+    primals: Sequence[Tracer],
+    tangents: Sequence[Tangent],
+    out: Tracer,
+    linear: int = 0,
+) -> PrimalAndTangent:
+    """Output `output` of `defn` and its tangent, by `d`, a derivative of `defn` (its own,
+    or a custom_jvp rule's): a call of d's forward definition (linear in its first
+    `linear` operands, as the call differentiated is), and of its linear one on the float
+    arguments' tangents and the activations."""
+    from shax.callees import wrt
     from shax.tracer import apply
 
-    d = derivative(prim.defn)
-    forward = [apply(c, *primals) for c in prim.outputs_of(d.primal)]
-    n = len(prim.defn.outputs)
-    value = forward[prim.output]
+    forward = [apply(c, *primals) for c in Call(d.primal, 0, linear).outputs_of(d.primal)]
+    value = forward[output]
     if not out.type.dtype.is_float:
         return PrimalAndTangent(value, Zero(out.type))
-    differentiated = wrt(prim.defn)
+    differentiated = wrt(defn)
     dx = [materialized(tangents[k]) for k in differentiated]
-    acts = [residual(a) for a in forward[n:]]
-    tangent = apply(Call(d.linear, prim.output, len(differentiated)), *dx, *acts)
-    return PrimalAndTangent(value, tangent)
+    acts = [residual(a) for a in forward[len(defn.outputs) :]]
+    return PrimalAndTangent(value, apply(Call(d.linear, output, len(differentiated)), *dx, *acts))
 
 
 # call is linear only through a linear callee, whose zeros the transpose rule fills in

@@ -35,7 +35,7 @@ import numpy as np
 from shax.errors import ShaxError, ShaxTypeError
 from shax.ir import Definition
 from shax.primitive import Linearity, Primitive
-from shax.primitives.call import Call
+from shax.primitives.call import Call, through_derivative
 from shax.rules.batch import batch_rule
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.cost import cost_rule
@@ -317,18 +317,10 @@ def _all_tangents(prim: CustomVJPLinear, jvp: Definition, operands: Sequence[Any
 def _custom_jvp_linearize(
     prim: CustomJVP, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer
 ) -> PrimalAndTangent:
-    from shax.callees import custom_derivative, wrt
-    from shax.tracer import apply
+    from shax.callees import custom_derivative
 
     d = custom_derivative(prim.defn, prim.rule.get())
-    forward = [apply(c, *primals) for c in Call(d.primal).outputs_of(d.primal)]
-    value = forward[prim.output]
-    if not out.type.dtype.is_float:
-        return PrimalAndTangent(value, Zero(out.type))
-    differentiated = wrt(prim.defn)
-    dx = [materialized(tangents[k]) for k in differentiated]
-    acts = [residual(a) for a in forward[prim.num_outputs :]]
-    return PrimalAndTangent(value, apply(Call(d.linear, prim.output, len(differentiated)), *dx, *acts))
+    return through_derivative(d, prim.defn, prim.output, primals, tangents, out)
 
 
 # d f(x) = custom_vjp_linear bwd (dx, residuals of fwd(x)), transposed by bwd
