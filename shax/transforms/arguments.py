@@ -123,3 +123,19 @@ def abstract_types(what: str, args: Sequence[Any]) -> tuple[TreeDef, tuple[Tenso
 def zeros_like(t: TensorType) -> np.ndarray:
     """Zeros of type `t`: the gradient of a leaf that is not differentiated."""
     return np.zeros(t.shape, t.dtype.numpy)
+
+
+def typed_leaves(what: str, tree: Any, others: Sequence[Any] = ()) -> tuple[list[Any], TreeDef, list[TensorType]]:
+    """The leaves of `tree` (Python numbers as arrays, weakly typed like the other leaves
+    and `others`' arrays: a loop's carry like its xs), its structure, and their types."""
+    leaves, treedef = flatten(tree)
+    context = [leaf for leaf in others if isinstance(leaf, (Tracer, np.ndarray, np.generic))]
+    try:
+        types = list(weakly_typed([*leaves, *context], [leaf_type(v) for v in [*leaves, *context]]))[: len(leaves)]
+    except ShaxError as error:
+        raise type(error)(f"{what}: {error}") from None
+    values = [
+        v if isinstance(v, (Tracer, np.ndarray, np.generic)) else np.asarray(v, t.dtype.numpy)
+        for v, t in zip(leaves, types)
+    ]
+    return values, treedef, types

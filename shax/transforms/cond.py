@@ -26,10 +26,10 @@ from shax.location import current_source
 from shax.passes import cleanup
 from shax.primitives import Cond
 from shax.primitives.cond import run_all, taken
-from shax.pytree import flatten, leaf_paths, unflatten
+from shax.pytree import leaf_paths, unflatten
 from shax.tracer import Tracer, tracing
 from shax.tracing import check_function, function_name
-from shax.transforms.arguments import leaf_type, weakly_typed
+from shax.transforms.arguments import leaf_type, typed_leaves
 from shax.transforms.staging import Staging, stage
 from shax.types import TensorType, bool_, i32
 
@@ -81,22 +81,8 @@ def _scalar(what: str, name: str, value: Any) -> TensorType:
     return t
 
 
-def _leaves(what: str, tree: Any) -> tuple[list[Any], Any, list[TensorType]]:
-    """The leaves of `tree` (Python numbers typed as arrays, weakly), its structure, types."""
-    leaves, treedef = flatten(tree)
-    try:
-        types = list(weakly_typed(leaves, [leaf_type(v) for v in leaves]))
-    except ShaxError as error:
-        raise type(error)(f"{what}: {error}") from None
-    values = [
-        v if isinstance(v, (Tracer, np.ndarray, np.generic)) else np.asarray(v, t.dtype.numpy)
-        for v, t in zip(leaves, types)
-    ]
-    return values, treedef, types
-
-
 def _switch(what: str, index: Any, branches: list[Callable[..., Any]], operands: tuple[Any, ...]) -> Any:
-    leaves, in_tree, types = _leaves(what, operands)
+    leaves, in_tree, types = typed_leaves(what, operands)
     if not tracing() and not any(isinstance(v, Tracer) for v in [index, *leaves]):
         # A Python `if`: only the taken branch runs.
         return branches[taken(index, len(branches))](*unflatten(in_tree, leaves))

@@ -29,7 +29,7 @@ from shax.primitives.loops import run_all
 from shax.pytree import TreeDef, flatten, leaf_paths, unflatten
 from shax.tracer import Tracer, tracing
 from shax.tracing import check_function, function_name
-from shax.transforms.arguments import leaf_type, weakly_typed
+from shax.transforms.arguments import leaf_type, typed_leaves
 from shax.transforms.staging import Staging, stage
 from shax.types import TensorType, bool_, i32
 
@@ -63,22 +63,6 @@ def while_loop(cond_fun: Callable[..., Any], body_fun: Callable[..., Any], init_
         return _while_loop(cond_fun, body_fun, init_val, lambda path: "init_val" + path)
     except ShaxError as error:
         raise at(error, current_source()) from None
-
-
-def _leaves(what: str, tree: Any, others: Sequence[Any] = ()) -> tuple[list[Any], TreeDef, list[TensorType]]:
-    """The leaves of `tree` (Python numbers typed as arrays, weakly: like `others`' leaves),
-    its structure, and their types."""
-    leaves, treedef = flatten(tree)
-    context = [leaf for leaf in others if isinstance(leaf, (Tracer, np.ndarray, np.generic))]
-    try:
-        types = list(weakly_typed([*leaves, *context], [leaf_type(v) for v in [*leaves, *context]]))[: len(leaves)]
-    except ShaxError as error:
-        raise type(error)(f"{what}: {error}") from None
-    values = [
-        v if isinstance(v, (Tracer, np.ndarray, np.generic)) else np.asarray(v, t.dtype.numpy)
-        for v, t in zip(leaves, types)
-    ]
-    return values, treedef, types
 
 
 def _check_carry(
@@ -125,7 +109,7 @@ def _scan(
         raise ShaxTypeError(f"{what}: reverse must be a bool, got {reverse!r}")
     x_leaves, x_tree = flatten(xs)
     n = _length(x_leaves, length)
-    carry, carry_tree, carry_types = _leaves(what, init, x_leaves)
+    carry, carry_tree, carry_types = typed_leaves(what, init, x_leaves)
     slices = [TensorType(t.dtype, t.shape[1:]) for t in _types_of(x_leaves)]
     in_tree = flatten((unflatten(carry_tree, carry), unflatten(x_tree, x_leaves)))[1]
     if n > 0 and not tracing() and not any(isinstance(v, Tracer) for v in [*carry, *x_leaves]):
@@ -232,7 +216,7 @@ def _fori_loop(lower: Any, upper: Any, body_fun: Callable[..., Any], init_val: A
 
 
 def _while_loop(cond_fun: Callable[..., Any], body_fun: Callable[..., Any], init_val: Any, label: Label) -> Any:
-    carry, carry_tree, carry_types = _leaves("while_loop", init_val)
+    carry, carry_tree, carry_types = typed_leaves("while_loop", init_val)
     if not carry:
         raise ShaxTypeError(f"while_loop: the carry {label('')} holds no tensor, got {init_val!r}")
     cname, bname = function_name(cond_fun), function_name(body_fun)
