@@ -288,11 +288,11 @@ class TracerInstance(DerivedInstance):
         return x.type.shape
 
     def select(self, pred: Any, on_true: Any, on_false: Any) -> Any:
-        # A Python number as a branch stands for a tensor of the predicate's shape.
+        # A number (Python's, or a numpy scalar) as a branch stands for a tensor of the
+        # predicate's shape, as in np.where.
         if isinstance(pred, Tracer):
             on_true, on_false = (
-                _fill(pred, b, (on_true, on_false)) if isinstance(b, (bool, int, float)) else b
-                for b in (on_true, on_false)
+                _fill(pred, b, (on_true, on_false)) if _is_scalar(b) else b for b in (on_true, on_false)
             )
         return apply(Select(), pred, on_true, on_false)
 
@@ -305,6 +305,10 @@ def constant_like(x: Tracer, number: int | float, dtype: DType | None = None) ->
     if dtype is None:
         return _fill(x, number, (x,))
     return emit(x.trace, Broadcast((), x.shape), (lift(x.trace, np.asarray(number, dtype.numpy), None, "full_like"),))
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (bool, int, float)) or (isinstance(value, (np.ndarray, np.generic)) and value.ndim == 0)
 
 
 def _fill(pred: Tracer, number: Any, branches: Sequence[Any]) -> Tracer:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import weakref
 from typing import TypeVar
 
+import attrs
+
 from shax.ir import Definition
 
 D = TypeVar("D", bound=Definition)
@@ -30,3 +32,9 @@ def mark_well_typed(defn: D) -> D:
     """Remember that `defn` passes `check_types`; returns it."""
     _known[id(defn)] = defn
     return defn
+
+
+def renamed(defn: D, name: str) -> D:
+    """`defn` under another name, known to be well typed if `defn` is."""
+    result = attrs.evolve(defn, name=name)
+    return mark_well_typed(result) if is_well_typed(defn) else result

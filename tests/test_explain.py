@@ -72,7 +72,9 @@ def test_the_values_as_arrays(explanation: shax.Explanation) -> None:
 
 
 def test_later_definitions_have_the_originals_signatures(explanation: shax.Explanation) -> None:
-    """Not the same text as the original's, but the same arguments, each with its type."""
+    """Not the same text as the original's, but the same arguments, each with its type,
+    except two residuals: min's weights are max's swapped, so the linear programs share
+    them, where the original saves all four."""
     ours, theirs = sections(str(explanation)), sections(GOLDEN)
     for key in ("linearized", "transposed", "zipped"):
 
@@ -80,7 +82,10 @@ def test_later_definitions_have_the_originals_signatures(explanation: shax.Expla
             defs = "\n".join(block).split("def ")[1:]
             return [(d.split("(")[0], re.findall(r"arg\d+ :: \w+\[[\d, ]*\]", d.split(") =")[0])) for d in defs]
 
-        assert signatures(ours[HEADERS[key]]) == signatures(theirs[HEADERS[key]])
+        shared = [
+            (name, args[:-2] if name.startswith("dmedium") else args) for name, args in signatures(theirs[HEADERS[key]])
+        ]
+        assert signatures(ours[HEADERS[key]]) == shared
 
 
 @pytest.mark.parametrize("key", ["f", "dft", "vjp"])

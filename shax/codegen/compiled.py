@@ -35,6 +35,7 @@ from shax.stages import check_types, infer_types
 from shax.tracer import Tracer
 from shax.types import INTEGERS, bool_, f32, f64, fits
 from shax.validation import expect_definition
+from shax.well_typed import is_well_typed
 
 # Generated code is named as a file in the shax package, so that errors raised while it
 # checks its arguments point at the user's line that called it (see shax.location).
@@ -72,7 +73,8 @@ class Compiled:
 def compile_definition(defn: Definition) -> Compiled:
     """`defn` (typed, or typed here) as a compiled Python function calling numpy."""
     expect_definition("compile_definition", defn)
-    defn = check_types(defn) if defn.is_typed else infer_types(defn)
+    if not is_well_typed(defn):  # else checked already, or built typed by a stage or pass
+        defn = check_types(defn) if defn.is_typed else infer_types(defn)
     with collector_paused():
         header, functions, namespace, name = generate(defn, _argument_checker(defn))
         # The functions of the definitions it calls (each with its own callees) come first.

@@ -21,6 +21,7 @@ from shax.location import current_source
 from shax.primitives import Arg, Constant
 from shax.tracer import Tracer
 from shax.validation import expect_definition
+from shax.well_typed import is_well_typed, mark_well_typed
 
 
 def bind_arguments(defn: Definition, values: dict[int, np.ndarray]) -> Definition:
@@ -42,7 +43,9 @@ def bind_arguments(defn: Definition, values: dict[int, np.ndarray]) -> Definitio
             k = b.prim.index
             b = Binding(b.var, Constant(values[k]) if k in values else Arg(position[k]), (), b.source, b.origin)
         bindings.append(b)
-    return Definition(defn.name, tuple(defn.arg_types[k] for k in kept), tuple(bindings), defn.outputs)
+    bound = Definition(defn.name, tuple(defn.arg_types[k] for k in kept), tuple(bindings), defn.outputs)
+    # Each constant has its argument's type (checked above): a well-typed one stays so.
+    return mark_well_typed(bound) if is_well_typed(defn) else bound
 
 
 def _constant(defn: Definition, k: Any, value: Any) -> np.ndarray:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
+import numpy as np
 
 import typeclasses as tc
 from shax.primitive import Linearity, Primitive
@@ -21,7 +22,7 @@ from shax.rules.codegen import Elementwise, codegen_rule
 from shax.rules.linearize import Tangent, Zero, linearize_rule, residual, zero_of, zero_rule
 from shax.rules.transpose import Operand, transpose_rule
 from shax.rules.types import type_rule
-from shax.types import DTYPES, INTEGERS, TensorType, bool_, f32, f64
+from shax.types import DTYPES, DType, INTEGERS, TensorType, bool_, f32, f64
 from typeclasses.numpy_instance import logistic as numpy_logistic
 
 if TYPE_CHECKING:
@@ -120,29 +121,31 @@ def _pow_partials(x: Any, y: Any, out: Any) -> tuple[Any, Any]:
     return by_x, by_y
 
 
-# max: d max(x, y) = m · dx + (1 − m) · dy, m = (1 + signum(x − y)) / 2, and min the same
-# with m = (1 − signum(x − y)) / 2: weight 1 for the operand that is the result, ½ each at a
-# tie (±∞ too, where x − y is NaN; as the original), and 0 for both where an operand is NaN:
-# JAX's weights (its `_balanced_eq`). Written with signum, they keep the operands' dtype,
-# and max and min of the same operands share s. Piecewise constant: d m = 0.
+# max: d max(x, y) = m · dx + n · dy with JAX's weights (its `_balanced_eq`): 1 for the operand
+# that is the result, ½ each at a tie (±∞ too), 0 for both where an operand is NaN (every
+# comparison with NaN is false). min swaps the weights. Selects of constants keep the
+# operands' dtype, and max and min of the same operands share them (cse). Piecewise
+# constant: d m = d n = 0.
 def _max_partials(x: Any, y: Any, out: Any) -> tuple[Any, Any]:
-    half_s, defined = _half_signum(x, y)
-    return _weights(0.5 + half_s, defined)
+    return _weights(x, y)
 
 
 def _min_partials(x: Any, y: Any, out: Any) -> tuple[Any, Any]:
-    half_s, defined = _half_signum(x, y)
-    return _weights(0.5 - half_s, defined)
+    x_larger, y_larger = _weights(x, y)
+    return y_larger, x_larger
 
 
-def _half_signum(x: Any, y: Any) -> tuple[Any, Any]:
-    """(signum(x − y) / 2 with ties 0, where it is defined: no operand is NaN)."""
-    s = tc.signum(tc.select(tc.eq(x, y), 0.0, x - y))
-    return 0.5 * s, tc.eq(s, s)
+def _weights(x: Any, y: Any) -> tuple[Any, Any]:
+    """(∂ max(x, y)/∂x, ∂ max(x, y)/∂y): the weights of x larger and of y larger."""
+    half, zero, one = (_scalar_like(x, v) for v in (0.5, 0.0, 1.0))
+    tie = tc.select(tc.eq(x, y), half, zero)
+    return tc.select(tc.gt(x, y), one, tie), tc.select(tc.lt(x, y), one, tie)
 
 
-def _weights(m: Any, defined: Any) -> tuple[Any, Any]:
-    return tc.select(defined, m, 0.0), tc.select(defined, 1.0 - m, 0.0)
+def _scalar_like(x: Any, value: float) -> np.ndarray:
+    """`value` in x's dtype (a tracer's shax dtype or an array's numpy one)."""
+    dtype = x.dtype
+    return np.asarray(value, dtype.numpy if isinstance(dtype, DType) else dtype)
 
 
 Pow = elementwise(tc.pow, FLOATS, Elementwise("np.power"), derivative=_pow_partials)

@@ -41,6 +41,7 @@ from shax.transforms.staging import Staging, stage
 from shax.transforms.transformed import Transformed
 from shax.transforms.wrt import Wrt, checked_choice, leaf_starts, resolve
 from shax.types import TensorType
+from shax.well_typed import renamed
 
 
 @attrs.frozen
@@ -97,6 +98,11 @@ def _linearized_at(
     return staging, params, stages.linearize(staging.typed, wrt=params.differentiated), aux
 
 
+def _without_value(primal: Definition) -> Definition:
+    """A primal definition (outputs, then residuals) without its first output."""
+    return attrs.evolve(primal, outputs=primal.outputs[1:])
+
+
 def _with_aux(defn: Definition, aux: Aux | None) -> Definition:
     """`defn`, returning the aux results last (cleaned either way)."""
     return passes.cleanup(defn) if aux is None else merged(defn, aux.defn)
@@ -129,12 +135,15 @@ class Grad(Transformed):
         chosen, single = resolve(self.kind, self.fn, self.choice, in_tree, types)
         staging, params, lin, aux = _linearized_at(self.kind, self.fn, in_tree, types, chosen, self.has_aux)
         out_type = _scalar_output(self.kind, self.fn, staging)
-        vjp = stages.zip_definitions(stages.transpose(lin))  # (args, captured, ct) -> (out, cts)
-        one = np.ones((), out_type.dtype.numpy)
-        defn = passes.bind_arguments(vjp, {len(vjp.arg_types) - 1: one})
-        if not self.with_value:
-            defn = attrs.evolve(defn, outputs=defn.outputs[1:])
-        defn = _with_aux(attrs.evolve(defn, name=self.__name__), aux)  # ([value], gradients, [aux])
+        # The output cotangent fixed to one, and the value dropped unless asked for, before
+        # zip: its cleanup then simplifies with them, and the program is cleaned once.
+        transposed = stages.transpose(lin)  # (ct, residuals) -> cts
+        primal = transposed.primal if self.with_value else _without_value(transposed.primal)
+        linear = passes.bind_arguments(transposed.linear, {0: np.ones((), out_type.dtype.numpy)})
+        defn = stages.zip_definitions(LinearizedDefinition(primal, linear, transposed.num_residuals))
+        defn = renamed(defn, self.__name__)  # (args, captured) -> ([value], gradients)
+        if aux is not None:
+            defn = merged(defn, aux.defn)  # and the aux results last
         return _BuiltGrad(Program(defn), staging.captured, params, single, self.with_value, aux)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from shax.gcpause import collector_paused
 from shax.pytree import TreeDef
 from shax.tracing import check_function, function_name
 from shax.transforms.arguments import abstract_arguments
@@ -71,7 +72,8 @@ class Transformed:
         """What this transform builds of `fn` at these argument types (from the cache)."""
 
         def build() -> tuple[Any, bool]:
-            built = self.build(in_tree, types)
+            with collector_paused():  # the stages' objects are not garbage (see shax.gcpause)
+                built = self.build(in_tree, types)
             return built, not built.captured
 
         return cache.get(self.fn, (self.kind, self.key(), in_tree, types), build)
