@@ -158,7 +158,7 @@ def test_explain_stats_ends_with_each_stage(capsys: pytest.CaptureFixture[str]) 
     rows = {line.split()[0]: line.split()[1:] for line in lines[start + 2 :]}
     assert list(rows) == ["tracing", "rewrites", "linearize", "transpose", "zip"]
     assert rows["tracing"] == ["13", "120", "-", "184"]  # tests/test_teaching.py works these out
-    assert rows["linearize"][2:4] == ["11", "(336)"]
+    assert rows["linearize"][2:4] == ["9", "(304)"]
     code, plain, _ = run(capsys, *MEDIUM_ARGS)
     assert code == 0 and "Stats:" not in plain
 
