@@ -11,7 +11,7 @@ its definition does, and definitions are immutable, so what is known stays true.
 from __future__ import annotations
 
 import weakref
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import attrs
 
@@ -34,7 +34,9 @@ def mark_well_typed(defn: D) -> D:
     return defn
 
 
-def renamed(defn: D, name: str) -> D:
-    """`defn` under another name, known to be well typed if `defn` is."""
-    result = attrs.evolve(defn, name=name)
+def evolved(defn: D, **changes: Any) -> D:
+    """`defn` with another name or fewer outputs (attrs.evolve), known to be well typed if
+    `defn` is: neither changes a binding or a returned var's type."""
+    assert set(changes) <= {"name", "outputs"}, "only changes that keep the bindings' types"
+    result = attrs.evolve(defn, **changes)
     return mark_well_typed(result) if is_well_typed(defn) else result

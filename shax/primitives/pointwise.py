@@ -22,7 +22,7 @@ from shax.rules.codegen import Elementwise, codegen_rule
 from shax.rules.linearize import Tangent, Zero, linearize_rule, residual, zero_of, zero_rule
 from shax.rules.transpose import Operand, transpose_rule
 from shax.rules.types import type_rule
-from shax.types import DTYPES, DType, INTEGERS, TensorType, bool_, f32, f64
+from shax.types import DTYPES, INTEGERS, DType, TensorType, bool_, f32, f64
 from typeclasses.numpy_instance import logistic as numpy_logistic
 
 if TYPE_CHECKING:

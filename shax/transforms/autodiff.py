@@ -41,7 +41,7 @@ from shax.transforms.staging import Staging, stage
 from shax.transforms.transformed import Transformed
 from shax.transforms.wrt import Wrt, checked_choice, leaf_starts, resolve
 from shax.types import TensorType
-from shax.well_typed import renamed
+from shax.well_typed import evolved
 
 
 @attrs.frozen
@@ -100,7 +100,7 @@ def _linearized_at(
 
 def _without_value(primal: Definition) -> Definition:
     """A primal definition (outputs, then residuals) without its first output."""
-    return attrs.evolve(primal, outputs=primal.outputs[1:])
+    return evolved(primal, outputs=primal.outputs[1:])
 
 
 def _with_aux(defn: Definition, aux: Aux | None) -> Definition:
@@ -141,7 +141,7 @@ class Grad(Transformed):
         primal = transposed.primal if self.with_value else _without_value(transposed.primal)
         linear = passes.bind_arguments(transposed.linear, {0: np.ones((), out_type.dtype.numpy)})
         defn = stages.zip_definitions(LinearizedDefinition(primal, linear, transposed.num_residuals))
-        defn = renamed(defn, self.__name__)  # (args, captured) -> ([value], gradients)
+        defn = evolved(defn, name=self.__name__)  # (args, captured) -> ([value], gradients)
         if aux is not None:
             defn = merged(defn, aux.defn)  # and the aux results last
         return _BuiltGrad(Program(defn), staging.captured, params, single, self.with_value, aux)
