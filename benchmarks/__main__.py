@@ -5,7 +5,8 @@
 B1  the gradient of sin(x+y)*cos(x+y) at (0.5, -0.75), per call
 B2  the original's medium: forward and VJP with ct = [5, 9], per call
 B3  an MLP step's gradient (f32[128, 784] -> 512 tanh -> 10), per call, and its peak memory
-B4  Python function -> VJP definition at 1k / 10k / 100k operations, and the scaling exponent; the gradient
+B4  Python function -> VJP definition at 1k / 10k / 100k operations, and the scaling exponent; grad's
+    first call (build), second call (compile) and memory at those sizes; the gradient
     of a 40-operation subgraph called 300 times against the same program inlined
 B5  per-example gradients of logistic regression (vmap(grad)), per call
 
@@ -53,7 +54,7 @@ def main() -> None:
 
     import numpy as np
 
-    from benchmarks import b4_pipeline, b4_subgraph
+    from benchmarks import b4_calls, b4_pipeline, b4_subgraph
     from benchmarks.harness import Settings, run_task
 
     settings = Settings(
@@ -77,6 +78,7 @@ def main() -> None:
         if task == "B4":
             rounds = {1000: 3, 10_000: 1} if options.quick else {1000: 5, 10_000: 3, 100_000: 1}
             summary += b4_pipeline.run(fw, rounds).lines
+            summary += b4_calls.run(tuple(rounds)).lines
             summary.append(b4_subgraph.run(repeats=1 if options.quick else 3))
             continue
         module = importlib.import_module(f"benchmarks.{MODULES[task]}")
