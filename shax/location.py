@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from types import CodeType, FrameType, TracebackType
 
 import numpy
@@ -65,23 +65,19 @@ def user_frame_of(trace: TracebackType | None) -> tuple[str, int] | None:
 # to that binding's source, the user's line that wrote it (None: no line), and to their
 # origin, the rule recording them (`linearize rule of sin`; None: the user's code): the
 # innermost stage's, in this thread (or task). The variable is None outside stages.
-_stage_source: ContextVar[tuple[str | None, str | None] | None] = ContextVar("shax_stage_source", default=None)
+Attribution = tuple[str | None, str | None]  # (source, origin)
+_stage_source: ContextVar[Attribution | None] = ContextVar("shax_stage_source", default=None)
 
 
-class attributed_to:
-    """`with attributed_to(binding.source, origin):` operations recorded inside come from
-    there, emitted by `origin`."""
+def attribute(source: str | None, origin: str | None = None) -> Token[Attribution | None]:
+    """From now on, operations recorded come from `source`, emitted by `origin`, until
+    `restore` is given this token (or an earlier one of the same walk)."""
+    return _stage_source.set((source, origin))
 
-    __slots__ = ("source", "token")
 
-    def __init__(self, source: str | None, origin: str | None = None) -> None:
-        self.source = (source, origin)
-
-    def __enter__(self) -> None:
-        self.token = _stage_source.set(self.source)
-
-    def __exit__(self, *_: object) -> None:
-        _stage_source.reset(self.token)
+def restore(token: Token[Attribution | None]) -> None:
+    """The attribution as it was before `attribute` gave `token`."""
+    _stage_source.reset(token)
 
 
 def current_source() -> str | None:

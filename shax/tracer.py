@@ -268,6 +268,8 @@ def _booleans_as_numbers(trace: Trace, args: tuple[Any, ...]) -> tuple[Any, ...]
     """In arithmetic on a boolean and a number, the boolean as 0 and 1 of the number's
     dtype (numpy's and JAX's promotion: `x * (x > 0)`); dtypes are otherwise never mixed."""
     dtypes = [a.type.dtype for a in args]
+    if dtypes.count(dtypes[0]) == len(dtypes):  # one dtype (by identity first: no __eq__ call)
+        return args
     number = next((d for d in dtypes if d != bool_), None)
     if number is None or bool_ not in dtypes:
         return args

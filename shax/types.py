@@ -35,6 +35,8 @@ class DType:
         return np.dtype(self.numpy)
 
     def __eq__(self, other: object) -> bool:
+        if other is self:  # the common case: the dtypes are the module's constants
+            return True
         if isinstance(other, DType):
             return self.name == other.name
         if isinstance(other, np.dtype) or (isinstance(other, type) and issubclass(other, np.generic)):

@@ -16,10 +16,11 @@ the user's values through numpy.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from contextvars import Token
 
 from shax.errors import ShaxError, ShaxTypeError, at
 from shax.ir import Binding
-from shax.location import attributed_to
+from shax.location import Attribution, attribute, restore
 from shax.printing import show_binding
 
 _FOREIGN = (ValueError, TypeError, IndexError, ArithmeticError)
@@ -44,15 +45,25 @@ def for_each_binding(
     stage's rule for the binding (`linearize rule of sin`), or, with `rules=False` (a
     definition inlined by evaluation), from where the binding itself came from."""
     binding = None
+    # The attribution is set for each binding and restored once, after the last: a step
+    # that sets its own (a stage run by a rule) restores it before it returns.
+    before: Token[Attribution | None] | None = None
     try:
         if records and rules:
+            origins: dict[str, str] = {}  # primitive name -> `{stage} rule of {name}`
             for binding in bindings:
-                with attributed_to(binding.source, f"{stage} rule of {binding.prim.name}"):
-                    step(binding)
+                name = binding.prim.name
+                origin = origins.get(name)
+                if origin is None:
+                    origin = origins[name] = f"{stage} rule of {name}"
+                token = attribute(binding.source, origin)
+                before = before or token
+                step(binding)
         elif records:
             for binding in bindings:
-                with attributed_to(binding.source, binding.origin):
-                    step(binding)
+                token = attribute(binding.source, binding.origin)
+                before = before or token
+                step(binding)
         else:
             for binding in bindings:
                 step(binding)
@@ -63,3 +74,6 @@ def for_each_binding(
         if not foreign_errors or binding is None:
             raise
         raise fail(stage, binding, f"{type(error).__name__}: {error}") from error
+    finally:
+        if before is not None:
+            restore(before)

@@ -20,7 +20,7 @@ import pytest
 import shax
 from shax import ShaxError, f32
 from shax.gcpause import collector_paused
-from shax.location import attributed_to, current_source
+from shax.location import attribute, current_source, restore
 from shax.rules.linearize import linearizing, residual
 from shax.tracer import new_trace
 from shax.transforms.cache import StagingCache
@@ -282,10 +282,13 @@ def test_operations_are_attributed_to_sources_in_their_own_thread() -> None:
     entered, checked = threading.Event(), threading.Event()
 
     def attributing_thread() -> Any:
-        with attributed_to("stage.py:7"):
+        token = attribute("stage.py:7")
+        try:
             entered.set()
             assert checked.wait(TIMEOUT)
             return here()
+        finally:
+            restore(token)
 
     with ThreadPoolExecutor(1) as pool:
         attributed = pool.submit(attributing_thread)

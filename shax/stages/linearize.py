@@ -100,7 +100,7 @@ def residuals_marked(linear: Definition, primal: Definition, num_tangents: int, 
         if not (isinstance(b.prim, Arg) and b.prim.index >= num_tangents):
             return b
         kept = found[primal.outputs[num_outputs + b.prim.index - num_tangents].id]
-        return attrs.evolve(b, source=kept.source, origin=f"residual: saves x{kept.var.id} of {primal.name}")
+        return Binding(b.var, b.prim, b.args, kept.source, f"residual: saves x{kept.var.id} of {primal.name}")
 
     return attrs.evolve(linear, bindings=tuple(map(marked, linear.bindings)))
 
