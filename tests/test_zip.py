@@ -94,8 +94,8 @@ def test_residuals_that_do_not_fit() -> None:
     with pytest.raises(shax.ShaxValueError, match="zip_definitions: 99 residual"):
         zip_definitions(LinearizedDefinition(lin.primal, lin.linear, 99))
     with pytest.raises(shax.ShaxTypeError, match=r"transpose: medium returns residuals \(.*\) but dmedium takes"):
-        other = linearize(typed_medium()).primal  # 10 residuals, of other shapes
-        transpose(LinearizedDefinition(other, lin.linear, 10))
+        other = linearize(typed_medium()).primal  # 8 residuals, of other shapes
+        transpose(LinearizedDefinition(other, lin.linear, 8))
     untyped = LinearizedDefinition(shax.trace(sin, f32[2]), lin.linear, 0)
     with pytest.raises(shax.ShaxTypeError, match="zip_definitions: in `x0 = arg0`: the definition is untyped"):
         zip_definitions(untyped)
