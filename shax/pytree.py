@@ -239,6 +239,13 @@ def unflatten(tree_def: TreeDef, leaves: Sequence[Any]) -> Any:
         return leaves[0]
     if tree_def.flat:
         return tuple(leaves) if cls is tuple else tree_def.rebuild(leaves)
+    build = _builders.get(tree_def)
+    if build is None:
+        if len(_builders) >= _MOST_BUILDERS:
+            _builders.clear()
+        build = _builders[tree_def] = _builder(tree_def)
+    if build is not _WALK:
+        return build(leaves)
     position = iter(leaves)
     # Each node on the stack with the values of its children built so far.
     stack: list[tuple[TreeDef, list[Any]]] = [(tree_def, [])]
@@ -255,6 +262,41 @@ def unflatten(tree_def: TreeDef, leaves: Sequence[Any]) -> Any:
         if not stack:
             return node.rebuild(values)
         stack[-1][1].append(node.rebuild(values))
+
+
+# A small nested structure (a jit's `(out, (dx, dy))`, a layer's dict of dicts) is rebuilt
+# by one generated expression, `lambda l: (l[0], (l[1], l[2]))`, compiled once per
+# structure: a few times faster than the walk, on the path of every transformed call.
+# Larger or deeper ones are walked (a 3,000-deep list would not compile).
+_MOST_NODES, _MOST_DEPTH, _MOST_BUILDERS = 64, 8, 1024
+_WALK: Callable[[Sequence[Any]], Any] = lambda leaves: None  # noqa: E731 - the marker "walk it"
+_builders: dict[TreeDef, Callable[[Sequence[Any]], Any]] = {}  # structure -> its builder, or _WALK
+
+
+def _builder(tree_def: TreeDef) -> Callable[[Sequence[Any]], Any]:
+    """The generated builder of `tree_def`'s pytrees, or _WALK for a large or deep one."""
+    namespace: dict[str, Any] = {}
+    leaves = iter(range(tree_def.num_leaves))
+    nodes = iter(range(_MOST_NODES))
+
+    def expression(node: TreeDef, depth: int) -> str | None:
+        if node.node_type is None:
+            return f"l[{next(leaves)}]"
+        if depth > _MOST_DEPTH or next(nodes, None) is None:
+            return None
+        children = [expression(child, depth + 1) for child in node.children]
+        if any(c is None for c in children):
+            return None
+        if node.node_type is tuple:
+            return f"({', '.join(children)}{',' if len(children) == 1 else ''})"
+        name = f"r{len(namespace)}"
+        namespace[name] = node.rebuild
+        return f"{name}(({', '.join(children)}{',' if len(children) == 1 else ''}))"
+
+    body = expression(tree_def, 0)
+    if body is None:
+        return _WALK
+    return eval(f"lambda l: {body}", namespace)  # noqa: S307 - our own expression, of names and indices
 
 
 def leaf_paths(tree_def: TreeDef) -> list[str]:
