@@ -95,7 +95,7 @@ class _BuiltJit:
     out_tree: TreeDef
 
     def call(self, leaves: Sequence[Any]) -> Any:
-        return unflatten(self.out_tree, self.program([*leaves, *self.captured]))
+        return unflatten(self.out_tree, self.program([*leaves, *self.captured] if self.captured else leaves))
 
 
 def jit(fn: Any, static_argnums: Any = None, static_argnames: Any = None, backend: str = "numpy") -> Jit:

@@ -43,4 +43,4 @@ class Program:
                 return evaluate(self.defn, *args)
         # The transforms pass as many arguments as the definition takes (they built both),
         # so the generated function is called directly; it checks their types itself.
-        return self.compiled.function(*args)
+        return (self._compiled or self.compiled).function(*args)
