@@ -152,12 +152,12 @@ Pow = elementwise(tc.pow, FLOATS, Elementwise("np.power"), derivative=_pow_parti
 Min = elementwise(tc.min, NUMBERS, Elementwise("np.minimum"), derivative=_min_partials, commutative=True)
 Max = elementwise(tc.max, NUMBERS, Elementwise("np.maximum"), derivative=_max_partials, commutative=True)
 # The comparisons are piecewise constant: d(x == y) = d(x < y) = 0
-Eq = elementwise(tc.eq, ANY, Elementwise("np.equal"), linearity=(Z, Z), result_dtype=bool_, commutative=True)
-Ne = elementwise(tc.ne, ANY, Elementwise("np.not_equal"), linearity=(Z, Z), result_dtype=bool_, commutative=True)
-Lt = elementwise(tc.lt, NUMBERS, Elementwise("np.less"), linearity=(Z, Z), result_dtype=bool_)
-Le = elementwise(tc.le, NUMBERS, Elementwise("np.less_equal"), linearity=(Z, Z), result_dtype=bool_)
-Gt = elementwise(tc.gt, NUMBERS, Elementwise("np.greater"), linearity=(Z, Z), result_dtype=bool_)
-Ge = elementwise(tc.ge, NUMBERS, Elementwise("np.greater_equal"), linearity=(Z, Z), result_dtype=bool_)
+Eq = elementwise(tc.eq, ANY, Elementwise("np.equal", "=="), linearity=(Z, Z), result_dtype=bool_, commutative=True)
+Ne = elementwise(tc.ne, ANY, Elementwise("np.not_equal", "!="), linearity=(Z, Z), result_dtype=bool_, commutative=True)
+Lt = elementwise(tc.lt, NUMBERS, Elementwise("np.less", "<"), linearity=(Z, Z), result_dtype=bool_)
+Le = elementwise(tc.le, NUMBERS, Elementwise("np.less_equal", "<="), linearity=(Z, Z), result_dtype=bool_)
+Gt = elementwise(tc.gt, NUMBERS, Elementwise("np.greater", ">"), linearity=(Z, Z), result_dtype=bool_)
+Ge = elementwise(tc.ge, NUMBERS, Elementwise("np.greater_equal", ">="), linearity=(Z, Z), result_dtype=bool_)
 
 
 # div: d(x / y) = (dx − (x / y) · dy) / y
