@@ -284,14 +284,18 @@ def _builder(tree_def: TreeDef) -> Callable[[Sequence[Any]], Any]:
             return f"l[{next(leaves)}]"
         if depth > _MOST_DEPTH or next(nodes, None) is None:
             return None
-        children = [expression(child, depth + 1) for child in node.children]
-        if any(c is None for c in children):
-            return None
+        children: list[str] = []
+        for child in node.children:
+            text = expression(child, depth + 1)
+            if text is None:
+                return None
+            children.append(text)
+        items = ", ".join(children) + ("," if len(children) == 1 else "")  # a tuple display
         if node.node_type is tuple:
-            return f"({', '.join(children)}{',' if len(children) == 1 else ''})"
+            return f"({items})"
         name = f"r{len(namespace)}"
         namespace[name] = node.rebuild
-        return f"{name}(({', '.join(children)}{',' if len(children) == 1 else ''}))"
+        return f"{name}(({items}))"
 
     body = expression(tree_def, 0)
     if body is None:
