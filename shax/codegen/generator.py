@@ -10,12 +10,11 @@ Contract:
   numpy scalar, for a scalar) passes; anything else goes through the given `argument`
   (a global of the function), which returns it as evaluate takes it or raises.
 - Constants, and values rules need (a pad's fill), are globals (`c3`) bound once.
-- Bindings no output needs are skipped. A value of `SMALL` bytes or more is deleted once
-  no later binding or output needs its memory (a smaller one when its function
-  returns). An elementwise ufunc writes its result into a dead operand (`out=`) that
-  the function owns (not an argument, constant or broadcast, nor a view of one), whose
-  memory nothing later reads, that has the result's type and is C-contiguous, as the
-  result would be. A broadcast used only by elementwise ufuncs is left
+- Bindings no output needs are skipped. A value is deleted once no later binding or
+  output needs its memory. An elementwise ufunc writes its result into a dead operand
+  (`out=`) that the function owns (not an argument, constant or broadcast, nor a view
+  of one), whose memory nothing later reads, that has the result's type and is
+  C-contiguous, as the result would be. A broadcast used only by elementwise ufuncs is left
   for numpy to stretch (no np.broadcast_to): beside an operand of the full shape, or told
   the shape by `out=np.empty(...)` where numpy would lay the result out C-contiguously.
 - Linear time in the number of bindings.
@@ -45,8 +44,6 @@ from shax.walker import for_each_binding
 _DTYPE_GLOBALS = {d: "bool_" if d == bool_ else d.name for d in DTYPES}
 _GLOBAL_NAME = re.compile(r"c\d+(_\d+)?")
 EXTERNAL = -1  # the memory of arguments and constants: never written, never deleted
-SMALL = 4096  # bytes: a value's name is deleted when its memory dies if it holds this many
-_ITEMSIZE = {d: np.dtype(d.numpy).itemsize for d in DTYPES}
 
 
 def generate(defn: Definition, argument: Callable[[int, Any], Any]) -> tuple[list[str], list[str], dict[str, Any], str]:
@@ -207,17 +204,9 @@ class _Generator:
             self.expr[v] = code
             return self._line(i, None, code, binding, reads)
         self.expr[v] = name = f"x{v}"
-        if self._deleted(v):
+        if self.types[v].rank > 0 and self.memory[v] != EXTERNAL:
             self.names[self.memory[v]].append(name)
         return self._line(i, name, code, binding, reads)
-
-    def _deleted(self, v: int) -> bool:
-        """Whether var v's name is deleted when its memory dies: an array of the function's
-        own of `SMALL` bytes or more. A smaller one lives until its function returns (a
-        part holds at most CHUNK of them): a `del` would cost a statement to compile and
-        run for a few bytes."""
-        t = self.types[v]
-        return t.rank > 0 and self.memory[v] != EXTERNAL and t.size * _ITEMSIZE[t.dtype] >= SMALL
 
     def _emit_output(self, i: int) -> list[Line]:
         """An output of a multi-output operation: the operation's statement at its first
@@ -240,7 +229,7 @@ class _Generator:
             lines.append(Line(name, code, reads, ()))
         self._record_memory(i, binding, Site(self.types[v], v), operands, alias=False)
         self.expr[v] = f"x{v}"
-        if self._deleted(v):
+        if self.types[v].rank > 0:
             self.names[self.memory[v]].append(f"x{v}")
         line = self._line(i, f"x{v}", f"{name}[{cast(MultiOutput, prim).output}]", binding, [name])
         assert line is not None, "a line that defines a name"
