@@ -22,7 +22,7 @@ from shax.rules.codegen import Elementwise, codegen_rule
 from shax.rules.linearize import Tangent, Zero, linearize_rule, residual, zero_of, zero_rule
 from shax.rules.transpose import Operand, transpose_rule
 from shax.rules.types import type_rule
-from shax.types import DTYPES, INTEGERS, DType, TensorType, bool_, f32, f64
+from shax.types import DTYPES, INTEGERS, TensorType, bool_, f32, f64
 from typeclasses.numpy_instance import logistic as numpy_logistic
 
 if TYPE_CHECKING:
@@ -137,15 +137,10 @@ def _min_partials(x: Any, y: Any, out: Any) -> tuple[Any, Any]:
 
 def _weights(x: Any, y: Any) -> tuple[Any, Any]:
     """(∂ max(x, y)/∂x, ∂ max(x, y)/∂y): the weights of x larger and of y larger."""
-    half, zero, one = (_scalar_like(x, v) for v in (0.5, 0.0, 1.0))
+    # In x's dtype: numpy reads a tracer's shax dtype as its numpy one.
+    half, zero, one = (np.asarray(v, x.dtype) for v in (0.5, 0.0, 1.0))
     tie = tc.select(tc.eq(x, y), half, zero)
     return tc.select(tc.gt(x, y), one, tie), tc.select(tc.lt(x, y), one, tie)
-
-
-def _scalar_like(x: Any, value: float) -> np.ndarray:
-    """`value` in x's dtype (a tracer's shax dtype or an array's numpy one)."""
-    dtype = x.dtype
-    return np.asarray(value, dtype.numpy if isinstance(dtype, DType) else dtype)
 
 
 Pow = elementwise(tc.pow, FLOATS, Elementwise("np.power"), derivative=_pow_partials)

@@ -98,11 +98,6 @@ def _linearized_at(
     return staging, params, stages.linearize(staging.typed, wrt=params.differentiated), aux
 
 
-def _without_value(primal: Definition) -> Definition:
-    """A primal definition (outputs, then residuals) without its first output."""
-    return evolved(primal, outputs=primal.outputs[1:])
-
-
 def _with_aux(defn: Definition, aux: Aux | None) -> Definition:
     """`defn`, returning the aux results last (cleaned either way)."""
     return passes.cleanup(defn) if aux is None else merged(defn, aux.defn)
@@ -138,7 +133,9 @@ class Grad(Transformed):
         # The output cotangent fixed to one, and the value dropped unless asked for, before
         # zip: its cleanup then simplifies with them, and the program is cleaned once.
         transposed = stages.transpose(lin)  # (ct, residuals) -> cts
-        primal = transposed.primal if self.with_value else _without_value(transposed.primal)
+        primal = transposed.primal  # (value, residuals)
+        if not self.with_value:
+            primal = evolved(primal, outputs=primal.outputs[1:])
         linear = passes.bind_arguments(transposed.linear, {0: np.ones((), out_type.dtype.numpy)})
         defn = stages.zip_definitions(LinearizedDefinition(primal, linear, transposed.num_residuals))
         defn = evolved(defn, name=self.__name__)  # (args, captured) -> ([value], gradients)
