@@ -29,6 +29,7 @@ from shax.passes import (
     cse,
     dce,
     fold_constants,
+    fold_negations,
     forward_identities,
     lower_reductions_to_sums_of_slices,
     materialize_broadcasts,
@@ -43,6 +44,7 @@ from shax.primitives import (
     DotGeneral,
     Eq,
     Mul,
+    Neg,
     Pad,
     ReduceSum,
     Reshape,
@@ -295,6 +297,65 @@ def test_forward_identities_keeps_ops_that_change_values() -> None:
     out = forward_identities(defn)
     assert prims(out) == prims(defn)
     assert_same_meaning(defn, out)
+
+
+# fold_negations -----------------------------------------------------------------------
+
+
+def test_fold_negations_lets_sums_absorb_a_cotangents_sign() -> None:
+    # medium's VJP: the transpose of max - min hands min's operands -ct, which the
+    # products carry into sums; folded, no negation is computed and the products merge.
+    typed = typed_medium()
+    vjp = shax.stages.zip_definitions(shax.stages.transpose(shax.stages.linearize(typed)))
+    folded = fold_negations(vjp)
+    assert Neg in prims(vjp) and Neg not in prims(folded)
+    assert len(folded.bindings) < len(vjp.bindings)
+    assert prims(folded).count(Mul) < prims(vjp).count(Mul)
+    args = [np.arange(1, 7, dtype=np.float32), np.arange(1, 5, dtype=np.float32).reshape(2, 2), np.float32([5, 9])]
+    for e, g in zip(shax.evaluate(vjp, *args), shax.evaluate(folded, *args)):
+        assert e.tobytes() == g.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (lambda b, x, y: b.emit(Add(), [x, b.emit(Neg(), [y])]), [Sub]),  # x + -y = x - y
+        (lambda b, x, y: b.emit(Add(), [b.emit(Neg(), [x]), y]), [Sub]),  # -x + y = y - x
+        (lambda b, x, y: b.emit(Sub(), [x, b.emit(Neg(), [y])]), [Add]),  # x - -y = x + y
+        (lambda b, x, y: b.emit(Neg(), [b.emit(Neg(), [x])]), []),  # -(-x) = x
+        (lambda b, x, y: b.emit(Add(), [x, b.emit(Mul(), [b.emit(Neg(), [x]), y])]), [Mul, Sub]),
+        (lambda b, x, y: b.emit(Sub(), [y, b.emit(Div(), [x, b.emit(Neg(), [y])])]), [Div, Add]),
+        (lambda b, x, y: b.emit(Add(), [x, b.emit(Mul(), [b.emit(Neg(), [x]), b.emit(Neg(), [y])])]), [Mul, Add]),
+        # a sign nothing absorbs is computed, as often as before: -x * y returned is -(x * y)
+        (lambda b, x, y: b.emit(Mul(), [b.emit(Neg(), [x]), b.emit(Neg(), [y])]), [Neg, Neg, Mul]),
+        (lambda b, x, y: b.emit(Mul(), [b.emit(Neg(), [x]), y]), [Neg, Mul]),
+        (lambda b, x, y: b.emit(Add(), [b.emit(Neg(), [x]), b.emit(Neg(), [y])]), [Neg, Neg, Add]),
+        # -x returned, and another -x read by a sum: the one returned is computed
+        (lambda b, x, y: [b.emit(Neg(), [x]), b.emit(Add(), [y, b.emit(Neg(), [x])])], [Neg, Sub]),
+    ],
+)
+def test_fold_negations_never_adds_a_numpy_call(body: Callable[..., Any], expected: list[type]) -> None:
+    defn = build([f32[3], f32[3]], body)
+    folded = fold_negations(defn)
+    assert [p for p in prims(folded) if p is not Arg] == expected
+    assert_same_meaning(defn, folded)
+
+
+@given(program=programs(dtype=f64))
+def test_fold_negations_computes_the_same_bits_with_no_more_bindings(program: Program) -> None:
+    # Exact rewrites: every result equals the input's bit for bit (a NaN's sign aside).
+    defn = infer_types(shax.trace(program.fn, *program.arg_types))
+    vjp = shax.stages.zip_definitions(shax.stages.transpose(shax.stages.linearize(defn)))
+    args = [*program.args, *(np.ones(t.shape, t.dtype.numpy) for t in vjp.arg_types[len(program.args) :])]
+    for d in (defn, vjp):
+        folded = fold_negations(d)
+        assert len(folded.bindings) <= len(d.bindings)
+        assert prims(folded).count(Neg) <= prims(d).count(Neg)
+        for e, g in zip(shax.evaluate(d, *args[: len(d.arg_types)]), shax.evaluate(folded, *args[: len(d.arg_types)])):
+            e, g = np.asarray(e), np.asarray(g)
+            nan = np.isnan(e) if np.issubdtype(e.dtype, np.floating) else np.zeros(e.shape, bool)
+            np.testing.assert_array_equal(np.isnan(g) if np.issubdtype(g.dtype, np.floating) else nan, nan)
+            assert np.where(nan, 0, e).tobytes() == np.where(nan, 0, g).tobytes()
 
 
 # materialize_broadcasts ---------------------------------------------------------------

@@ -39,6 +39,7 @@ from shax.passes.canonicalize_dot_general import canonicalize_dot_general
 from shax.passes.cse import cse, cse_key
 from shax.passes.dce import dce, prune_calls
 from shax.passes.fold_constants import fold_constants
+from shax.passes.fold_negations import fold_negations
 from shax.passes.forward_identities import forward_identities, forwarded, neutral_element
 from shax.passes.inline import inline
 from shax.passes.lower_reductions import lower_reductions_to_sums_of_slices
@@ -54,7 +55,7 @@ Pass = Callable[[Definition], Definition]
 PASSES: dict[str, Pass] = {
     p.__name__: p
     for p in (
-        dce, cse, fold_constants, forward_identities, materialize_broadcasts, canonicalize_dot_general,
+        dce, cse, fold_constants, fold_negations, forward_identities, materialize_broadcasts, canonicalize_dot_general,
         lower_reductions_to_sums_of_slices, inline,
     )
 }  # fmt: skip
