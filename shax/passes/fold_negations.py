@@ -15,90 +15,131 @@ product.
 
 Every rewrite is exact in IEEE arithmetic (negation only flips a sign bit, and rounding
 is symmetric), and in integers' wrap-around: results equal the input's, bit for bit,
-up to the sign of a NaN. Two sweeps, one back and one forward: linear time.
+up to the sign of a NaN. Three sweeps (forward, back, forward): linear time.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from shax.builder import Builder
+from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, Var
 from shax.passes.cse import cse_key
-from shax.passes.rewrite import check_input, walk
+from shax.passes.rewrite import check_input, keep, walk
 from shax.primitive import Primitive
 from shax.primitives import Add, Div, Mul, Neg, Sub
 from shax.types import bool_
+from shax.well_typed import mark_well_typed
 
-# The operations that can carry a negated operand: `-u` in, a negated result out or none.
-_CARRIERS = (Neg, Add, Sub, Mul, Div)
+# The operations that can carry a negated operand (`-u` in, a negated result out or
+# none), by kind.
+_NEG, _ADD, _SUB, _PRODUCT = "negate", "add", "sub", "product"
+_KINDS: dict[type[Primitive], str] = {Neg: _NEG, Add: _ADD, Sub: _SUB, Mul: _PRODUCT, Div: _PRODUCT}
 
 
 def fold_negations(defn: Definition) -> Definition:
     check_input("fold_negations", defn)
-    return _Folding(_absorbing(defn)).run(defn)
+    return walk(folded(defn), keep)  # renumbered, as every pass's output is
+
+
+@collector_paused()
+def folded(defn: Definition) -> Definition:
+    """`fold_negations` of the well-typed `defn` without renumbering (what compiling
+    needs, for less): a binding the folding leaves as it was stays the same object, the
+    bindings it makes take new numbers after the largest."""
+    if not any(type(b.prim) is Neg for b in defn.bindings):
+        return defn
+    return mark_well_typed(_Folding(defn, _absorbing(defn)).run())
 
 
 class _Folding:
-    """The forward sweep: each binding rebuilt on its operands' output vars, with a
-    negated operand held as a sign (a stand-in var, see `held`)."""
+    """The forward sweep. A value the folding changed is read through `renamed`; a value
+    held as a sign is -`negated[id]`, never computed."""
 
-    def __init__(self, absorbing: set[int]) -> None:
-        self.absorbing = absorbing
-        self.negated: dict[int, Var] = {}  # stand-in var id -> u, for each value held as the sign of -u
+    def __init__(self, defn: Definition, absorbing: set[int]) -> None:
+        self.defn, self.absorbing = defn, absorbing
+        self.renamed: dict[int, Var] = {}  # input var id -> the output var holding its value
+        self.negated: dict[int, Var] = {}  # input var id -> u, for each value held as -u
         self.first: dict[tuple[Any, ...], Var] = {}  # cse_key on output var ids -> the var computing it first
+        self.bindings: list[Binding] = []
+        self.fresh = itertools.count(max(b.var.id for b in defn.bindings) + 1)
 
-    def run(self, defn: Definition) -> Definition:
-        return walk(defn, self.fold, "fold_negations")
+    def run(self) -> Definition:
+        renamed, negated = self.renamed, self.negated
+        for binding in self.defn.bindings:
+            kind = _KINDS.get(type(binding.prim))
+            if renamed and any(a.id in renamed for a in binding.args):
+                binding = Binding(
+                    binding.var, binding.prim, tuple([renamed.get(a.id, a) for a in binding.args]),
+                    binding.source, binding.origin,
+                )  # fmt: skip
+            if kind is None:
+                self.bindings.append(binding)
+            elif negated and any(a.id in negated for a in binding.args):
+                self.fold(binding, kind)
+            elif kind is _NEG and binding.var.id in self.absorbing:  # -a, carried as a sign
+                negated[binding.var.id] = binding.args[0]
+            else:
+                self.emit(binding, binding.prim, binding.args)
+        # Returned vars keep the input's style: annotated only if they were (never held as signs).
+        outputs = [renamed.get(v.id, v) for v in self.defn.outputs]
+        outputs = [r if v.type is not None else Var(r.id) for v, r in zip(self.defn.outputs, outputs)]
+        return Definition(self.defn.name, self.defn.arg_types, tuple(self.bindings), tuple(outputs))
 
-    def fold(self, builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
+    def fold(self, binding: Binding, kind: str) -> None:
+        """`binding`, an operand of which is held as a sign."""
         prim, negated = binding.prim, self.negated
-        if not isinstance(prim, _CARRIERS) or not any(a.id in negated for a in args):
-            if isinstance(prim, Neg) and binding.var.id in self.absorbing:  # -a, carried as a sign
-                return self.held(binding, args[0])
-            return self.emit(builder, binding, prim, args)
-        signs = [a.id in negated for a in args]
-        plain = [negated.get(a.id, a) for a in args]  # the operands with their signs dropped
-        if isinstance(prim, Neg):
-            return plain[0]  # -(-u) = u
-        if isinstance(prim, (Mul, Div)):  # -a * b = -(a * b), -a * -b = a * b
-            value = self.emit(builder, binding, prim, plain)
-            return value if signs[0] == signs[1] else self.negative(builder, binding, value)
+        signs = [a.id in negated for a in binding.args]
+        plain = [negated.get(a.id, a) for a in binding.args]  # the operands with their signs dropped
+        if kind is _NEG:
+            self.renamed[binding.var.id] = plain[0]  # -(-u) = u
+            return
+        if kind is _PRODUCT:  # -a * b = -(a * b), -a * -b = a * b
+            if signs[0] == signs[1]:
+                self.emit(binding, prim, plain)
+            else:
+                self.negative(binding, prim, plain)
+            return
         (a, b), (neg_a, neg_b) = plain, signs
-        if isinstance(prim, Add):
+        if kind is _ADD:
             if neg_a and neg_b:  # -a + -b = -(a + b)
-                return self.negative(builder, binding, self.emit(builder, binding, prim, plain))
-            return self.emit(builder, binding, Sub(), [b, a] if neg_a else [a, b])  # -a + b = b - a, a + -b = a - b
-        if neg_a and neg_b:  # -a - -b = b - a
-            return self.emit(builder, binding, prim, [b, a])
-        if neg_b:  # a - -b = a + b
-            return self.emit(builder, binding, Add(), plain)
-        return self.negative(builder, binding, self.emit(builder, binding, Add(), plain))  # -a - b = -(a + b)
+                self.negative(binding, prim, plain)
+            else:  # -a + b = b - a, a + -b = a - b
+                self.emit(binding, Sub(), [b, a] if neg_a else [a, b])
+        elif neg_a and neg_b:  # -a - -b = b - a
+            self.emit(binding, prim, [b, a])
+        elif neg_b:  # a - -b = a + b
+            self.emit(binding, Add(), plain)
+        else:  # -a - b = -(a + b)
+            self.negative(binding, Add(), plain)
 
-    def emit(self, builder: Builder, binding: Binding, prim: Primitive, args: Sequence[Var]) -> Var:
-        """`prim` on `args` in place of `binding` (its type and provenance), unless an
-        earlier binding computes it (`cse`'s key): the rewrites make repeats."""
+    def emit(self, binding: Binding, prim: Primitive, args: Sequence[Var], var: Var | None = None) -> Var:
+        """`binding`'s value (or `var`'s, of its type) as `prim` on `args`, unless an
+        earlier binding computes that (`cse`'s key: the rewrites make repeats)."""
         key = cse_key(prim, [a.id for a in args])
         found = self.first.get(key)
         if found is None:
-            if prim is binding.prim:
-                found = builder.keep(binding, args)
+            if var is None and prim is binding.prim and tuple(args) == binding.args:
+                found = binding.var
+                self.bindings.append(binding)
             else:
-                found = builder.emit(prim, args, binding.var.type, binding.source, binding.origin)
+                found = binding.var if var is None else var
+                self.bindings.append(Binding(found, prim, tuple(args), binding.source, binding.origin))
             self.first[key] = found
+        if var is None and found is not binding.var:
+            self.renamed[binding.var.id] = found
         return found
 
-    def negative(self, builder: Builder, binding: Binding, u: Var) -> Var:
-        """-u as `binding`'s value: held as a sign where its uses take one, else computed."""
-        return self.held(binding, u) if binding.var.id in self.absorbing else self.emit(builder, binding, Neg(), [u])
-
-    def held(self, binding: Binding, u: Var) -> Var:
-        """A stand-in for `binding`'s value, -u, which is never computed: a var no binding
-        binds (numbered below zero), read only by uses that take the sign."""
-        stand_in = Var(-1 - len(self.negated), binding.var.type)
-        self.negated[stand_in.id] = u
-        return stand_in
+    def negative(self, binding: Binding, prim: Primitive, args: Sequence[Var]) -> None:
+        """`binding`'s value as -(`prim` on `args`): held as a sign where its uses take
+        one, else computed."""
+        value = self.emit(binding, prim, args, var=Var(next(self.fresh), binding.var.type))
+        if binding.var.id in self.absorbing:
+            self.negated[binding.var.id] = value
+        else:
+            self.emit(binding, Neg(), [value])
 
 
 def _absorbing(defn: Definition) -> set[int]:
@@ -112,27 +153,29 @@ def _absorbing(defn: Definition) -> set[int]:
     # quotients of one, differences from one, sums of two.
     negatable: set[int] = set()
     for binding in defn.bindings:
-        prim, signs = binding.prim, [a.id in negatable for a in binding.args]
-        if (
-            isinstance(prim, Neg)
-            or (isinstance(prim, (Mul, Div)) and any(signs))
-            or (isinstance(prim, Sub) and signs[0])
-            or (isinstance(prim, Add) and all(signs))
-        ):
+        kind = _KINDS.get(type(binding.prim))
+        if kind is None:
+            continue
+        signs = [a.id in negatable for a in binding.args]
+        if kind is _NEG or (kind is _SUB and signs[0]) or (kind is _PRODUCT and any(signs)) or all(signs):
             negatable.add(binding.var.id)
     absorbing: set[int] = set()
     blocked: set[int] = {v.id for v in defn.outputs}  # values some use of which needs them computed
     for binding in reversed(defn.bindings):
+        kind = _KINDS.get(type(binding.prim))
+        if kind is None:  # needs its operands computed
+            blocked.update([a.id for a in binding.args if a.id in negatable])
+            continue
         v = binding.var.id
-        if v not in blocked and v in negatable and binding.var.type is not None and binding.var.type.dtype != bool_:
+        if v in negatable and v not in blocked and binding.var.type is not None and binding.var.type.dtype != bool_:
             absorbing.add(v)
-        prim, passes_on = binding.prim, v in absorbing
-        for k, a in enumerate(binding.args):
-            if isinstance(prim, Neg) or (isinstance(prim, Sub) and k == 1):
-                continue
-            if isinstance(prim, Add) and (passes_on or binding.args[1 - k].id not in negatable):
-                continue
-            if isinstance(prim, (Sub, Mul, Div)) and passes_on:
-                continue
+        if kind is _NEG or v in absorbing:  # takes a negated operand, or passes its sign on
+            continue
+        a, b = binding.args
+        if kind is _ADD:  # -a + -b = -(a + b): a summand's sign is absorbed if the other's is not negated
+            blocked.update([x.id for x, other in ((a, b), (b, a)) if other.id in negatable])
+        elif kind is _SUB:  # a - -b = a + b, but -a - b = -(a + b)
             blocked.add(a.id)
+        else:  # -a * b = -(a * b)
+            blocked.update((a.id, b.id))
     return absorbing

@@ -10,7 +10,7 @@ from typing import Any
 from shax.codegen import Compiled, compile_definition
 from shax.evaluate import evaluate
 from shax.ir import Definition
-from shax.passes.fold_negations import fold_negations
+from shax.passes.fold_negations import folded
 from shax.tracer import Tracer
 
 
@@ -49,4 +49,4 @@ class Program:
 
 def _compile(defn: Definition) -> Compiled:
     # Negations folded into sums: fewer numpy calls, the same values (up to a NaN's sign).
-    return compile_definition(fold_negations(defn))
+    return compile_definition(folded(defn))
