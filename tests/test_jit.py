@@ -64,6 +64,17 @@ def test_jit_of_the_original_vjp() -> None:
     assert_f32_close(shax.jit(vjp_of_medium)(*X, CT[0]), DFT_CT)
 
 
+def test_jit_of_a_vjp_computes_no_negation_a_sum_can_absorb() -> None:
+    # The transpose of max - min hands min's operands -ct; compiled, the products carry
+    # the sign into the sums (passes.fold_negations), and the values are the same.
+    def vjp_of_medium(x: Any, y: Any, ct: Any) -> Any:
+        return shax.vjp(medium, x, y)[1](ct)
+
+    fast = shax.jit(vjp_of_medium)
+    assert "negative" not in fast.source(*X, CT[0])
+    same(fast(*X, CT[0]), tuple(shax.vjp(medium, *X)[1](CT[0])))
+
+
 def test_jit_with_pytrees() -> None:
     def loss(params: Any, x: Any) -> Any:
         return reduce_sum(tanh(dot(x, params["w"]) + params["b"]), axes=[0, 1])
