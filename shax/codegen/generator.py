@@ -71,6 +71,7 @@ class _Generator:
         self.live: list[bool] = []
         self.consumers: dict[int, list[int]] = {}
         self.expr: dict[int, str] = {}
+        self.operands: dict[int, Operand] = {}  # var id -> its name, type and layout, once bound
         self.contiguous: dict[int, bool] = {}
         self.writable: dict[int, bool] = {}
         # implicit broadcast -> (its source as evaluate makes it, the name that source reads)
@@ -98,10 +99,12 @@ class _Generator:
             i = next(positions)
             if binding.prim.multi_output:
                 lines.extend(self._emit_output(i))
-                return
-            line = self._emit(i, implicit)
-            if line is not None:
-                lines.append(line)
+            else:
+                line = self._emit(i, implicit)
+                if line is not None:
+                    lines.append(line)
+            v = binding.var.id  # as the bindings after it read it, whatever its uses
+            self.operands[v] = Operand(self.expr[v], self.types[v], self.contiguous[v])
 
         for_each_binding("codegen", [self.bindings[i] for i in live], emit, records=False)
         name = self._function_name()
@@ -186,7 +189,7 @@ class _Generator:
             self.expr[v], self.memory[v] = self.params[binding.prim.index], EXTERNAL
             self.contiguous[v] = self.writable[v] = False
             return None
-        operands = [Operand(self.expr[a.id], self.types[a.id], self.contiguous[a.id]) for a in binding.args]
+        operands = [self.operands[a.id] for a in binding.args]
         site = Site(self.types[v], v, implicit=v in implicit)
         rule = codegen_rules[binding.prim]
         reads: list[str] = []  # names the code reads besides its operands'
@@ -215,7 +218,7 @@ class _Generator:
         binding = self.bindings[i]
         prim, v = binding.prim, binding.var.id
         group = _group(binding)
-        operands = [Operand(self.expr[a.id], self.types[a.id], self.contiguous[a.id]) for a in binding.args]
+        operands = [self.operands[a.id] for a in binding.args]
         lines = []
         name = self.group_names.get(group)
         if name is None:
@@ -307,8 +310,8 @@ class _Generator:
                 self.names[block] = []
         if defines is None:
             return Line("", code, (), tuple(dels)) if dels else None
-        names = [*(self.expr[a.id] for a in binding.args), *extra]
-        reads = tuple(dict.fromkeys(n for n in names if n not in self.namespace))
+        expr, namespace = self.expr, self.namespace
+        reads = tuple(dict.fromkeys([n for n in [*[expr[a.id] for a in binding.args], *extra] if n not in namespace]))
         return Line(defines, code, reads, tuple(dels))
 
     def _function_name(self) -> str:
