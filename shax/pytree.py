@@ -17,6 +17,8 @@ TreeDef's hash is computed once, from its children's.
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -271,6 +273,17 @@ def unflatten(tree_def: TreeDef, leaves: Sequence[Any]) -> Any:
 _MOST_NODES, _MOST_DEPTH, _MOST_BUILDERS = 64, 8, 1024
 _WALK: Callable[[Sequence[Any]], Any] = lambda leaves: None  # noqa: E731 - the marker "walk it"
 _builders: dict[TreeDef, Callable[[Sequence[Any]], Any]] = {}  # structure -> its builder, or _WALK
+
+
+def builder(tree_def: TreeDef) -> Callable[[Sequence[Any]], Any]:
+    """`unflatten(tree_def, ·)` for lists of exactly its number of leaves, as one call: what
+    a caller that builds many pytrees of one structure keeps."""
+    if tree_def.node_type is None:
+        return operator.itemgetter(0)
+    if tree_def.flat:
+        return tuple if tree_def.node_type is tuple else tree_def.rebuild
+    build = _builder(tree_def)
+    return functools.partial(unflatten, tree_def) if build is _WALK else build
 
 
 def _builder(tree_def: TreeDef) -> Callable[[Sequence[Any]], Any]:

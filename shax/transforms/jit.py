@@ -23,7 +23,7 @@ import attrs
 from shax import passes
 from shax.errors import ShaxValueError, at
 from shax.location import current_source
-from shax.pytree import TreeDef, unflatten
+from shax.pytree import TreeDef, builder, unflatten
 from shax.tracing import check_function
 from shax.transforms.arguments import abstract_arguments, abstract_types
 from shax.transforms.cache import cache, closure_contents
@@ -60,11 +60,11 @@ class StaticJit(Jit):
         if plain is not None:
             found = self._plain.get((call.key, plain))
             if found is not None and (self.fn_closure is None or closure_contents(self.fn) == found[1]):
-                return found[0].call(call.dynamic)
+                return found[0](call.dynamic)
         leaves, in_tree, types = abstract_arguments(self.kind, call.dynamic)
         built = self._static_built(call, in_tree, types)
         if plain is not None and not built.captured:
-            self._plain[(call.key, plain)] = (built, closure_contents(self.fn))
+            self._plain[(call.key, plain)] = (built.plain, closure_contents(self.fn))
         return built.call(leaves)
 
     def _static_built(self, call: StaticCall, in_tree: TreeDef, types: tuple[TensorType, ...]) -> _BuiltJit:
@@ -85,7 +85,8 @@ class StaticJit(Jit):
 def _built_jit(fn: Callable[..., Any], in_tree: TreeDef, types: tuple[TensorType, ...]) -> _BuiltJit:
     staging = stage(fn, in_tree, types)
     program = Program(passes.cleanup(staging.typed), compile_now=True)
-    return _BuiltJit(program, staging.captured, staging.out_tree)
+    function, build = program.compiled.function, builder(staging.out_tree)
+    return _BuiltJit(program, staging.captured, staging.out_tree, lambda leaves: build(function(*leaves)))
 
 
 @attrs.frozen
@@ -93,6 +94,9 @@ class _BuiltJit:
     program: Program  # (argument leaves, captured) -> output leaves
     captured: tuple[Any, ...]
     out_tree: TreeDef
+    # `call` for leaves that are arrays and numbers, when nothing is captured: the
+    # compiled function, which checks them, then the output tree; three calls in all
+    plain: Callable[[Sequence[Any]], Any]
 
     def call(self, leaves: Sequence[Any]) -> Any:
         return unflatten(self.out_tree, self.program([*leaves, *self.captured] if self.captured else leaves))

@@ -29,7 +29,9 @@ class Transformed:
     """A transformed function. Calling it reads its arguments' types and structure,
     builds (once per those, see `cache`) what the transform makes of `fn`, and runs it.
     Subclasses say what they build: `build(in_tree, types)` returns an object whose
-    `call(leaves)` gives the result, and `key()` holds the transform's own parameters."""
+    `call(leaves)` gives the result (and whose `plain(leaves)`, if it has one, gives it
+    for leaves that are arrays and numbers: no tracers), and `key()` holds the
+    transform's own parameters."""
 
     kind = "transform"
 
@@ -37,8 +39,8 @@ class Transformed:
         check_function(self.kind, fn)
         self.fn = fn
         self.fn_closure = getattr(fn, "__closure__", None)
-        # plain key (see plain_key) -> (what was built, fn's closure contents then)
-        self._plain: dict[tuple[Any, ...], tuple[Any, tuple[Any, ...]]] = {}
+        # plain key (see plain_key) -> (how what was built runs on it, fn's closure contents then)
+        self._plain: dict[tuple[Any, ...], tuple[Callable[[Sequence[Any]], Any], tuple[Any, ...]]] = {}
         self.__name__ = f"{self.kind}_{function_name(fn)}"
         self.__qualname__ = self.__name__
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -61,11 +63,11 @@ class Transformed:
         if key is not None:
             found = self._plain.get(key)
             if found is not None and (self.fn_closure is None or closure_contents(self.fn) == found[1]):
-                return found[0].call(args)
+                return found[0](args)
         leaves, in_tree, types = abstract_arguments(self.kind, args)
         built = self.built(in_tree, types)
         if key is not None and not built.captured:
-            self._plain[key] = (built, closure_contents(self.fn))
+            self._plain[key] = (getattr(built, "plain", built.call), closure_contents(self.fn))
         return built.call(leaves)
 
     def built(self, in_tree: TreeDef, types: tuple[TensorType, ...]) -> Any:
@@ -82,18 +84,21 @@ class Transformed:
         return f"<{self.__name__}>"
 
 
-_NUMPY_LEAVES = frozenset({np.ndarray, *(type(np.zeros((), d)[()]) for d in ("f4", "f8", "i4", "i8", "u1", "?"))})
+# A number's class decides its type: a numpy scalar's dtype (never byte-swapped), f32 for
+# a float, and so on.
+_NUMBERS = frozenset({float, int, bool, *(type(np.zeros((), d)[()]) for d in ("f4", "f8", "i4", "i8", "u1", "?"))})
 
 
 def plain_key(args: Sequence[Any]) -> tuple[Any, ...] | None:
     """What decides the types of `args` if each is an array, a numpy scalar or a Python
-    number (a float is always f32): class, dtype and shape; None for anything else."""
+    number (a float is always f32): an array's dtype and shape, a number's class; None
+    for anything else."""
     key: list[Any] = []
     for a in args:
         cls = a.__class__
-        if cls in _NUMPY_LEAVES:
-            key.append((cls, a.dtype, a.shape))
-        elif cls is float or cls is int or cls is bool:
+        if cls is np.ndarray:
+            key.append((a.dtype, a.shape))
+        elif cls in _NUMBERS:
             key.append(cls)
         else:
             return None
