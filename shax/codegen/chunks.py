@@ -93,19 +93,20 @@ def _part(
     here: set[str] = set()  # the names bound in this part so far
 
     def load(n: str) -> None:
-        if n not in here and defined_in[n] < k:
+        if defined_in[n] < k:
             body.append(f"{n} = env.pop({n!r})" if last_read[n] == k else f"{n} = env[{n!r}]")
-            here.add(n)
+        here.add(n)
 
     for line in lines:
         for n in line.reads:
-            load(n)
+            if n not in here:
+                load(n)
         if line.defines:
             here.add(line.defines)
         body += _texts(line, [d for d in line.dels if d in here])
     if is_last:
         for n in outputs:
-            if n in defined_in:
+            if n in defined_in and n not in here:
                 load(n)
         body.append(f"return [{', '.join(outputs)}]")
     else:

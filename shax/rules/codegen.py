@@ -150,17 +150,15 @@ class Elementwise:
 
     def __call__(self, prim: Primitive, site: Site, operands: Sequence[Operand]) -> str:
         # numpy lays a result out like its operands: C-contiguous if those of rank >= 2 are.
-        site.fresh(contiguous=all(o.contiguous or o.rank <= 1 for o in operands))
-        arguments = ", ".join(map(str, operands))
+        site.fresh(contiguous=all([o.contiguous or len(o.type.shape) <= 1 for o in operands]))
+        names = [o.expr for o in operands]
         if self.float32_scalar in C_FLOAT and site.result.rank == 0 and site.result.dtype == f32:
-            return f"np.float32({self.float32_scalar}(float({operands[0]})))"
-        function = self.function if isinstance(self.function, str) else site.constant(self.function)
+            return f"np.float32({self.float32_scalar}(float({names[0]})))"
         out = site.out() if self.ufunc else ""
         if self.operator is not None and not out:
-            if len(operands) == 1:
-                return f"{self.operator}{operands[0]}"
-            return f" {self.operator} ".join(map(str, operands))
-        return f"{function}({arguments}{out})"
+            return f"{self.operator}{names[0]}" if len(names) == 1 else f" {self.operator} ".join(names)
+        function = self.function if isinstance(self.function, str) else site.constant(self.function)
+        return f"{function}({', '.join(names)}{out})"
 
 
 def pad_constant(x: Any, shape: tuple[int, ...], region: tuple[slice, ...], fill: np.ndarray) -> np.ndarray:
