@@ -241,11 +241,7 @@ def unflatten(tree_def: TreeDef, leaves: Sequence[Any]) -> Any:
         return leaves[0]
     if tree_def.flat:
         return tuple(leaves) if cls is tuple else tree_def.rebuild(leaves)
-    build = _builders.get(tree_def)
-    if build is None:
-        if len(_builders) >= _MOST_BUILDERS:
-            _builders.clear()
-        build = _builders[tree_def] = _builder(tree_def)
+    build = _builder(tree_def)
     if build is not _WALK:
         return build(leaves)
     position = iter(leaves)
@@ -287,7 +283,18 @@ def builder(tree_def: TreeDef) -> Callable[[Sequence[Any]], Any]:
 
 
 def _builder(tree_def: TreeDef) -> Callable[[Sequence[Any]], Any]:
-    """The generated builder of `tree_def`'s pytrees, or _WALK for a large or deep one."""
+    """The generated builder of `tree_def`'s pytrees, or _WALK for a large or deep one:
+    generated once per structure."""
+    build = _builders.get(tree_def)
+    if build is None:
+        if len(_builders) >= _MOST_BUILDERS:
+            _builders.clear()
+        build = _builders[tree_def] = _generated(tree_def)
+    return build
+
+
+def _generated(tree_def: TreeDef) -> Callable[[Sequence[Any]], Any]:
+    """A new builder of `tree_def`'s pytrees, or _WALK for a large or deep one."""
     namespace: dict[str, Any] = {}
     leaves = iter(range(tree_def.num_leaves))
     nodes = iter(range(_MOST_NODES))

@@ -31,7 +31,7 @@ from shax.passes.rewrite import check_input, keep, walk
 from shax.primitive import Primitive
 from shax.primitives import Add, Div, Mul, Neg, Sub
 from shax.types import bool_
-from shax.well_typed import mark_well_typed
+from shax.well_typed import is_well_typed, mark_well_typed
 
 # The operations that can carry a negated operand (`-u` in, a negated result out or
 # none), by kind.
@@ -46,12 +46,14 @@ def fold_negations(defn: Definition) -> Definition:
 
 @collector_paused()
 def folded(defn: Definition) -> Definition:
-    """`fold_negations` of the well-typed `defn` without renumbering (what compiling
-    needs, for less): a binding the folding leaves as it was stays the same object, the
-    bindings it makes take new numbers after the largest."""
+    """`fold_negations` of the typed `defn` without renumbering (what compiling needs, for
+    less): a binding the folding leaves as it was stays the same object, the bindings it
+    makes take new numbers after the largest. Well typed if `defn` is: each new binding
+    has the type of the one it replaces, on operands of the same types."""
     if not any(type(b.prim) is Neg for b in defn.bindings):
         return defn
-    return mark_well_typed(_Folding(defn, _absorbing(defn)).run())
+    result = _Folding(defn, _absorbing(defn)).run()
+    return mark_well_typed(result) if is_well_typed(defn) else result
 
 
 class _Folding:
