@@ -4,9 +4,10 @@ function, or, beyond `CHUNK` statements, several.
 Contract:
 - CPython compiles one huge function superlinearly, so a body of more than `CHUNK`
   lines is split into parts of `CHUNK` lines each, called in turn by the main function
-  (which checks the arguments). The parts pass the values they share in a dict `env`:
-  a name read in a later part than its own is stored there by its part, loaded by each
-  part that reads it, and popped by the last one.
+  (which checks the arguments). A part is a function of the names it reads from the
+  main function or earlier parts, and returns (as a tuple) the names it binds that later
+  parts read; the main function binds what each part returns, and deletes a name after
+  the last part that reads it. The last part returns the outputs.
 - A part deletes only the names it holds; the lines, their order and their code are
   those of the one-function body. Linear time in the number of lines.
 """
@@ -56,9 +57,8 @@ def _function(name: str, params: list[str], body: list[str]) -> str:
 
 
 def _chunked(name: str, params: list[str], checks: list[str], lines: list[Line], outputs: list[str]) -> list[str]:
-    """The body as parts of CHUNK lines each, called in turn by the main function. A name
-    read in a later part than its own goes through the dict `env`, popped by the last
-    part that reads it."""
+    """The body as parts of CHUNK lines each, called in turn by the main function, which
+    passes each part the names it reads of the arguments and of earlier parts."""
     parts = [lines[k : k + CHUNK] for k in range(0, len(lines), CHUNK)]
     last = len(parts) - 1
     defined_in = dict.fromkeys(params, -1)  # name -> its part (-1: the main function's)
@@ -69,46 +69,48 @@ def _chunked(name: str, params: list[str], checks: list[str], lines: list[Line],
             if line.defines:
                 defined_in[line.defines] = k
     last_read.update((n, last) for n in outputs if n in defined_in)
-    functions = [
-        _part(f"{name}_part{k}", k, part, defined_in, last_read, k == last, outputs) for k, part in enumerate(parts)
-    ]
-    shared = [p for p in params if p in last_read]
-    main = [*checks, "env = {" + ", ".join(f"{p!r}: {p}" for p in shared) + "}"]
-    main += [f"{name}_part{k}(env)" for k in range(last)] + [f"return {name}_part{last}(env)"]
+    functions, main = [], list(checks)
+    for k, part in enumerate(parts):
+        inputs, body = _part(part, k, defined_in, k == last, outputs)
+        call = f"{name}_part{k}({', '.join(inputs)})"
+        if k == last:
+            main.append(f"return {call}")
+        else:
+            later = [line.defines for line in part if last_read.get(line.defines, -1) > k]
+            names = ", ".join(later) + ("," if len(later) == 1 else "")  # a tuple, even of one
+            body.append(f"return {names}" if later else "return")
+            main.append(f"{names} = {call}" if later else call)
+            dead = [n for n in inputs if last_read[n] == k and defined_in[n] >= 0]
+            if dead:
+                main.append(f"del {', '.join(dead)}")
+        functions.append(_function(f"{name}_part{k}", inputs, body))
     return [*functions, _function(name, params, main)]
 
 
 def _part(
-    name: str,
-    k: int,
-    lines: list[Line],
-    defined_in: dict[str, int],
-    last_read: dict[str, int],
-    is_last: bool,
-    outputs: list[str],
-) -> str:
-    """Part k: it loads what it reads of earlier parts, runs its lines, then stores what
-    later parts read (the last part returns the outputs instead)."""
+    lines: list[Line], k: int, defined_in: dict[str, int], is_last: bool, outputs: list[str]
+) -> tuple[list[str], list[str]]:
+    """Part k's parameters (the names it reads of earlier parts, in the order it first
+    reads them) and its body: its lines, then (the last part) the return of the outputs."""
+    inputs: list[str] = []
     body: list[str] = []
-    here: set[str] = set()  # the names bound in this part so far
+    here: set[str] = set()  # the names this part holds so far
 
-    def load(n: str) -> None:
-        if defined_in[n] < k:
-            body.append(f"{n} = env.pop({n!r})" if last_read[n] == k else f"{n} = env[{n!r}]")
-        here.add(n)
+    def read(n: str) -> None:
+        if n not in here:
+            here.add(n)
+            if defined_in[n] < k:
+                inputs.append(n)
 
     for line in lines:
         for n in line.reads:
-            if n not in here:
-                load(n)
+            read(n)
         if line.defines:
             here.add(line.defines)
         body += _texts(line, [d for d in line.dels if d in here])
     if is_last:
         for n in outputs:
-            if n in defined_in and n not in here:
-                load(n)
+            if n in defined_in:
+                read(n)
         body.append(f"return [{', '.join(outputs)}]")
-    else:
-        body += [f"env[{line.defines!r}] = {line.defines}" for line in lines if last_read.get(line.defines, -1) > k]
-    return _function(name, ["env"], body or ["pass"])  # a part of deletions only may delete nothing it holds
+    return inputs, body
