@@ -46,10 +46,15 @@ def function_sources(
 def _texts(line: Line, dels: Sequence[str] | None = None) -> list[str]:
     """The line's statement, then `del` of its `dels` (default: all)."""
     dels = line.dels if dels is None else dels
-    # A multi-line code (a loop) is statements, then the expression the line defines.
-    *statements, expression = line.code.split("\n")
-    texts = [*statements, f"{line.defines} = {expression}"] if line.defines else []
-    return texts + ([f"del {', '.join(dels)}"] if dels else [])
+    code = line.code
+    if "\n" in code:  # a multi-line code (a loop) is statements, then the expression the line defines
+        *statements, code = code.split("\n")
+        texts = [*statements, f"{line.defines} = {code}"] if line.defines else []
+    else:
+        texts = [f"{line.defines} = {code}"] if line.defines else []
+    if dels:
+        texts.append(f"del {', '.join(dels)}")
+    return texts
 
 
 def _function(name: str, params: list[str], body: list[str]) -> str:
@@ -65,7 +70,8 @@ def _chunked(name: str, params: list[str], checks: list[str], lines: list[Line],
     last_read: dict[str, int] = {}  # name -> the last part that reads it
     for k, part in enumerate(parts):
         for line in part:
-            last_read.update(dict.fromkeys(line.reads, k))
+            for n in line.reads:
+                last_read[n] = k
             if line.defines:
                 defined_in[line.defines] = k
     last_read.update((n, last) for n in outputs if n in defined_in)
@@ -107,7 +113,7 @@ def _part(
             read(n)
         if line.defines:
             here.add(line.defines)
-        body += _texts(line, [d for d in line.dels if d in here])
+        body += _texts(line, line.dels and [d for d in line.dels if d in here])
     if is_last:
         for n in outputs:
             if n in defined_in:

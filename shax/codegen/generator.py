@@ -207,7 +207,7 @@ class _Generator:
             self.expr[v] = code
             return self._line(i, None, code, binding, reads)
         self.expr[v] = name = f"x{v}"
-        if self.types[v].rank > 0 and self.memory[v] != EXTERNAL:
+        if self.types[v].shape and self.memory[v] != EXTERNAL:
             self.names[self.memory[v]].append(name)
         return self._line(i, name, code, binding, reads)
 
@@ -247,9 +247,12 @@ class _Generator:
         shape, is told that shape (`out=np.empty(...)`), where numpy would lay its result out
         C-contiguously; elsewhere it gets the broadcasts as evaluate makes them."""
         args, shape = binding.args, self.types[binding.var.id].shape
-        if all(a.id not in implicit for a in args) or any(
-            a.id not in implicit and self.types[a.id].shape == shape for a in args
-        ):
+        for a in args:  # none of them is a broadcast left to numpy: the most common case
+            if a.id in implicit:
+                break
+        else:
+            return operands
+        if any(a.id not in implicit and self.types[a.id].shape == shape for a in args):
             return operands
         if all(self.contiguous[a.id] or self.types[a.id].rank <= 1 for a in args):
             site.allocate = True
@@ -265,20 +268,22 @@ class _Generator:
 
     def _reusable(self, i: int, binding: Binding, implicit: set[int]) -> str | None:
         """An operand the result may overwrite: see the module's contract."""
-        if not all(self.contiguous[a.id] or self.types[a.id].rank <= 1 for a in binding.args):
+        t, types, contiguous = self.types[binding.var.id], self.types, self.contiguous
+        if not t.shape:
             return None
-        t = self.types[binding.var.id]
+        for a in binding.args:
+            if not contiguous[a.id] and len(types[a.id].shape) > 1:
+                return None
         for a in binding.args:
             block = self.memory[a.id]
             if (
-                a.id not in implicit
-                and self.types[a.id] == t
-                and t.rank > 0
-                and self.contiguous[a.id]
+                contiguous[a.id]
                 and self.writable[a.id]
                 and block != EXTERNAL
                 and self.owned[block]
                 and self.block_end[block] <= i
+                and types[a.id] == t
+                and a.id not in implicit
             ):
                 return self.expr[a.id]
         return None
@@ -304,15 +309,24 @@ class _Generator:
 
     def _line(self, i: int, defines: str | None, code: str, binding: Binding, extra: list[str]) -> Line | None:
         dels: list[str] = []
-        for block in self.dying.pop(i, ()):
-            if self.block_end[block] == i:
-                dels.extend(self.names[block])
-                self.names[block] = []
+        blocks = self.dying.pop(i, None)
+        if blocks is not None:
+            for block in blocks:
+                if self.block_end[block] == i:
+                    dels += self.names[block]
+                    self.names[block] = []
         if defines is None:
             return Line("", code, (), tuple(dels)) if dels else None
         expr, namespace = self.expr, self.namespace
-        reads = tuple(dict.fromkeys([n for n in [*[expr[a.id] for a in binding.args], *extra] if n not in namespace]))
-        return Line(defines, code, reads, tuple(dels))
+        reads: list[str] = []
+        for a in binding.args:
+            n = expr[a.id]
+            if n not in namespace and n not in reads:
+                reads.append(n)
+        for n in extra:
+            if n not in namespace and n not in reads:
+                reads.append(n)
+        return Line(defines, code, tuple(reads), tuple(dels))
 
     def _function_name(self) -> str:
         name = re.sub(r"\W", "_", self.defn.name) or "_"

@@ -150,9 +150,12 @@ class Elementwise:
 
     def __call__(self, prim: Primitive, site: Site, operands: Sequence[Operand]) -> str:
         # numpy lays a result out like its operands: C-contiguous if those of rank >= 2 are.
-        site.fresh(contiguous=all([o.contiguous or len(o.type.shape) <= 1 for o in operands]))
-        names = [o.expr for o in operands]
-        if self.float32_scalar in C_FLOAT and site.result.rank == 0 and site.result.dtype == f32:
+        contiguous, names = True, []
+        for o in operands:
+            contiguous = contiguous and (o.contiguous or len(o.type.shape) <= 1)
+            names.append(o.expr)
+        site.memory, site.contiguous = Memory.FRESH, contiguous
+        if self.float32_scalar in C_FLOAT and not site.result.shape and site.result.dtype == f32:
             return f"np.float32({self.float32_scalar}(float({names[0]})))"
         out = site.out() if self.ufunc else ""
         if self.operator is not None and not out:
