@@ -170,11 +170,11 @@ class _Generator:
         return f"if {test}:\n        {param} = argument({k}, {param})"
 
     def _block(self, owned: bool, end: int) -> int:
+        block = len(self.owned)
         self.owned.append(owned)
-        self.block_end.append(-1)
+        self.block_end.append(end)
         self.names.append([])
-        block = len(self.owned) - 1
-        self._extend(block, end)
+        self.dying.setdefault(end, []).append(block)
         return block
 
     def _extend(self, block: int, end: int) -> None:
@@ -202,8 +202,9 @@ class _Generator:
         for name, value in site.constants:
             self.namespace[name] = value
             self.constants.append(f"# {name} = {_show_constant(value)}")
-        self._record_memory(i, binding, site, operands, alias=code.isidentifier())
-        if code.isidentifier():  # a name already bound: no statement
+        alias = code.isidentifier()  # a name already bound: no statement
+        self._record_memory(i, binding, site, operands, alias)
+        if alias:
             self.expr[v] = code
             return self._line(i, None, code, binding, reads)
         self.expr[v] = name = f"x{v}"
