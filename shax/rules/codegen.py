@@ -154,7 +154,7 @@ class Elementwise:
         for o in operands:
             contiguous = contiguous and (o.contiguous or len(o.type.shape) <= 1)
             names.append(o.expr)
-        site.memory, site.contiguous = Memory.FRESH, contiguous
+        site.fresh(contiguous)
         if self.float32_scalar in C_FLOAT and not site.result.shape and site.result.dtype == f32:
             return f"np.float32({self.float32_scalar}(float({names[0]})))"
         out = site.out() if self.ufunc else ""
