@@ -46,12 +46,12 @@ def function_sources(
 def _texts(line: Line, dels: Sequence[str] | None = None) -> list[str]:
     """The line's statement, then `del` of its `dels` (default: all)."""
     dels = line.dels if dels is None else dels
-    code = line.code
-    if "\n" in code:  # a multi-line code (a loop) is statements, then the expression the line defines
-        *statements, code = code.split("\n")
-        texts = [*statements, f"{line.defines} = {code}"] if line.defines else []
-    else:
-        texts = [f"{line.defines} = {code}"] if line.defines else []
+    texts: list[str] = []
+    if line.defines:
+        code = line.code
+        if "\n" in code:  # a multi-line code (a loop) is statements, then the expression the line defines
+            *texts, code = code.split("\n")
+        texts.append(f"{line.defines} = {code}")
     if dels:
         texts.append(f"del {', '.join(dels)}")
     return texts

@@ -32,7 +32,7 @@ import attrs
 import numpy as np
 
 from shax.codegen.chunks import Line, function_sources
-from shax.ir import Binding, Definition, type_of
+from shax.ir import Binding, Definition, Var, type_of
 from shax.primitive import Arg, MultiOutput
 from shax.primitives import Broadcast
 from shax.printing import show_array
@@ -255,7 +255,7 @@ class _Generator:
             return operands
         if any(a.id not in implicit and self.types[a.id].shape == shape for a in args):
             return operands
-        if all(self.contiguous[a.id] or self.types[a.id].rank <= 1 for a in args):
+        if self._c_ordered(args):
             site.allocate = True
             return operands
         stretched = []
@@ -269,25 +269,30 @@ class _Generator:
 
     def _reusable(self, i: int, binding: Binding, implicit: set[int]) -> str | None:
         """An operand the result may overwrite: see the module's contract."""
-        t, types, contiguous = self.types[binding.var.id], self.types, self.contiguous
-        if not t.shape:
+        t = self.types[binding.var.id]
+        if not t.shape or not self._c_ordered(binding.args):
             return None
-        for a in binding.args:
-            if not contiguous[a.id] and len(types[a.id].shape) > 1:
-                return None
         for a in binding.args:
             block = self.memory[a.id]
             if (
-                contiguous[a.id]
+                self.contiguous[a.id]
                 and self.writable[a.id]
                 and block != EXTERNAL
                 and self.owned[block]
                 and self.block_end[block] <= i
-                and types[a.id] == t
+                and self.types[a.id] == t
                 and a.id not in implicit
             ):
                 return self.expr[a.id]
         return None
+
+    def _c_ordered(self, args: tuple[Var, ...]) -> bool:
+        """Whether numpy lays out what it computes from `args` C-contiguously: their strides
+        other than 0 are in C order (see `Operand.contiguous`)."""
+        for a in args:
+            if not self.contiguous[a.id] and len(self.types[a.id].shape) > 1:
+                return False
+        return True
 
     def _record_memory(self, i: int, binding: Binding, site: Site, operands: list[Operand], alias: bool) -> None:
         v, end = binding.var.id, self.end[binding.var.id]
@@ -320,11 +325,7 @@ class _Generator:
             return Line("", code, (), tuple(dels)) if dels else None
         expr, namespace = self.expr, self.namespace
         reads: list[str] = []
-        for a in binding.args:
-            n = expr[a.id]
-            if n not in namespace and n not in reads:
-                reads.append(n)
-        for n in extra:
+        for n in [*[expr[a.id] for a in binding.args], *extra]:
             if n not in namespace and n not in reads:
                 reads.append(n)
         return Line(defines, code, tuple(reads), tuple(dels))

@@ -40,6 +40,7 @@ from shax.transforms.arguments import (
 from shax.transforms.cache import closure_contents
 from shax.transforms.jit import Jit
 from shax.transforms.staging import stage
+from shax.transforms.transformed import NUMPY_SCALARS
 from shax.types import TensorType, dtype_of_numpy, fits
 
 
@@ -129,7 +130,7 @@ class _BuiltXla:
 
 
 _NUMBERS = frozenset({float, int, bool})
-_ARRAYS = frozenset({np.ndarray, *(type(np.zeros((), d)[()]) for d in ("f4", "f8", "i4", "i8", "u1", "?"))})
+_ARRAYS = frozenset({np.ndarray, *NUMPY_SCALARS})
 
 
 def _key(structure: Any, leaves: Sequence[Any]) -> tuple[Any, ...] | None:

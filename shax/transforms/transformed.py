@@ -84,9 +84,11 @@ class Transformed:
         return f"<{self.__name__}>"
 
 
-# A number's class decides its type: a numpy scalar's dtype (never byte-swapped), f32 for
-# a float, and so on.
-_NUMBERS = frozenset({float, int, bool, *(type(np.zeros((), d)[()]) for d in ("f4", "f8", "i4", "i8", "u1", "?"))})
+# numpy's scalar classes of shax's dtypes: such a number's class decides its dtype (never
+# byte-swapped).
+NUMPY_SCALARS = frozenset(type(np.zeros((), d)[()]) for d in ("f4", "f8", "i4", "i8", "u1", "?"))
+# A number's class decides its type: a numpy scalar's dtype, f32 for a float, and so on.
+_NUMBERS = frozenset({float, int, bool, *NUMPY_SCALARS})
 
 
 def plain_key(args: Sequence[Any]) -> tuple[Any, ...] | None:
