@@ -291,34 +291,34 @@ class TracerInstance(DerivedInstance):
 
     def select(self, pred: Any, on_true: Any, on_false: Any) -> Any:
         # A number (Python's, or a numpy scalar) as a branch stands for a tensor of the
-        # predicate's shape, as in np.where.
-        if isinstance(pred, Tracer):
-            on_true, on_false = (
-                _fill(pred, b, (on_true, on_false)) if _is_scalar(b) else b for b in (on_true, on_false)
-            )
+        # predicate's shape, as in np.where, whether the predicate is traced or a numpy mask.
+        trace, _ = _innermost_trace((pred, on_true, on_false))
+        shape = tuple(np.shape(pred)) if not isinstance(pred, Tracer) else pred.shape
+        on_true, on_false = (
+            _fill(trace, shape, b, (on_true, on_false)) if _is_scalar(b) else b for b in (on_true, on_false)
+        )
         return apply(Select(), pred, on_true, on_false)
 
     def derive(self, cls: type[Primitive], method: str) -> Callable[..., Any]:
         return primitive_method(cls, method, lambda prim, operands: apply(prim, *operands), from_user_args(cls))
 
 
-def constant_like(x: Tracer, number: int | float, dtype: DType | None = None) -> Tracer:
-    """`number` in x's shape and dtype (or `dtype`), a constant of x's trace (`zeros_like`)."""
-    if dtype is None:
-        return _fill(x, number, (x,))
-    return emit(x.trace, Broadcast((), x.shape), (lift(x.trace, np.asarray(number, dtype.numpy), None, "full_like"),))
+def constant_like(x: Tracer, value: np.ndarray) -> Tracer:
+    """The 0-d `value` (of the dtype it has) in x's shape, a constant of x's trace (`zeros_like`)."""
+    return emit(x.trace, Broadcast((), x.shape), (lift(x.trace, value, None, "full_like"),))
 
 
 def _is_scalar(value: Any) -> bool:
     return isinstance(value, (bool, int, float)) or (isinstance(value, (np.ndarray, np.generic)) and value.ndim == 0)
 
 
-def _fill(pred: Tracer, number: Any, branches: Sequence[Any]) -> Tracer:
+def _fill(trace: Trace, shape: tuple[int, ...], number: Any, branches: Sequence[Any]) -> Tracer:
+    """`number` broadcast to `shape` in `trace`, weakly typed beside `branches`."""
     try:
-        scalar = lift(pred.trace, number, _reference_dtype(branches), "select")
+        scalar = lift(trace, number, _reference_dtype(branches), "select")
     except ShaxError as error:
         raise at(named(error, "select"), current_source()) from None
-    return emit(pred.trace, Broadcast((), pred.shape), (scalar,))
+    return emit(trace, Broadcast((), shape), (scalar,))
 
 
 tracer_instance = TracerInstance()

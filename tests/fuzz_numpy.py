@@ -83,6 +83,8 @@ NUMPY_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "full": (((2, 3), 1.5), {"dtype": np.float32}),
     "zeros_like": ((A23,), {}),
     "ones_like": ((A23,), {}),
+    "full_like": ((A23, 1.5), {}),
+    "empty_like": ((A23,), {}),
     "arange": ((1, 7, 2), {"dtype": np.float32}),
     "eye": ((3, 2, 1), {"dtype": np.float32}),
     "linspace": ((0.0, 1.0, 5), {"endpoint": False, "dtype": np.float32}),

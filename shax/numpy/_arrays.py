@@ -24,9 +24,9 @@ from shax.types import dtype_of_numpy
 from typeclasses.numpy_instance import NUMPY_TYPES
 
 __all__ = [
-    "arange", "broadcast_to", "concatenate", "dot", "expand_dims", "eye", "flip", "full", "inner", "linspace", "matmul",
-    "moveaxis", "ndim", "ones", "ones_like", "outer", "repeat", "reshape", "shape", "size", "split", "squeeze", "stack",
-    "swapaxes", "tensordot", "tile", "transpose", "zeros", "zeros_like",
+    "arange", "broadcast_to", "concatenate", "dot", "empty_like", "expand_dims", "eye", "flip", "full", "full_like",
+    "inner", "linspace", "matmul", "moveaxis", "ndim", "ones", "ones_like", "outer", "repeat", "reshape", "shape",
+    "size", "split", "squeeze", "stack", "swapaxes", "tensordot", "tile", "transpose", "zeros", "zeros_like",
 ]  # fmt: skip
 
 
@@ -339,24 +339,36 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> np.ndarray:
 
 
 def zeros_like(a: Any, dtype: Any = None) -> Any:
-    return _full_like(a, 0, dtype)
+    return _full_like("zeros_like", a, 0, dtype)
 
 
 def ones_like(a: Any, dtype: Any = None) -> Any:
-    return _full_like(a, 1, dtype)
+    return _full_like("ones_like", a, 1, dtype)
 
 
-def _full_like(a: Any, value: int, dtype: Any) -> Any:
+def full_like(a: Any, fill_value: Any, dtype: Any = None) -> Any:
+    return _full_like("full_like", a, fill_value, dtype)
+
+
+def empty_like(prototype: Any, dtype: Any = None) -> Any:
+    """numpy's `empty_like`, filled with zeros (as JAX's): a traced array has no uninitialized memory to give."""
+    return _full_like("empty_like", prototype, 0, dtype)
+
+
+def _full_like(op: str, a: Any, value: Any, dtype: Any) -> Any:
+    """`value` in a's shape and dtype (or `dtype`), cast as numpy's `full_like` casts (2.5 fills an
+    int array with 2, any nonzero a bool one with True): numpy's array, or a constant of a's trace."""
     if isinstance(a, NUMPY_TYPES):
-        return _numpy("zeros_like" if value == 0 else "ones_like", np.full_like, a, value, dtype)
-    op = "zeros_like" if value == 0 else "ones_like"
+        return _numpy(op, np.full_like, a, value, dtype)
     if not isinstance(a, Tracer):
         raise _fail(op, f"expects an array, got {type(a).__name__}", ShaxTypeError)
     try:
-        shax_dtype = None if dtype is None else dtype_of_numpy(dtype)
+        numpy_dtype = a.dtype.numpy if dtype is None else dtype_of_numpy(dtype).numpy
     except ShaxTypeError as error:
         raise _fail(op, str(error), ShaxTypeError) from None
-    return constant_like(a, value, shax_dtype)
+    if np.ndim(value) != 0:
+        raise _fail(op, f"the fill value of a traced array must be a number, got shape {np.shape(value)}")
+    return constant_like(a, _numpy(op, np.full, (), value, numpy_dtype))
 
 
 def arange(*args: Any, dtype: Any = None) -> np.ndarray:
