@@ -81,6 +81,7 @@ from typeclasses import (
     neg,
     pad,
     pow,
+    quot,
     reduce_max,
     reduce_min,
     reduce_prod,
@@ -358,7 +359,8 @@ ROWS: list[Spec] = [
     binary(P.Gt, gt, (WHOLE, WHOLE), NUMBERS),
     binary(P.Ge, ge, (WHOLE, WHOLE), NUMBERS),
     binary(P.Arctan2, arctan2, (NONZERO, NONZERO), FLOATS),
-    binary(P.Rem, rem, (SMALL, NONZERO), FLOATS),  # |x| < |y|: away from the jumps of trunc(x / y)
+    binary(P.Rem, rem, (SMALL, NONZERO), NUMBERS),  # |x| < |y|: away from the jumps of trunc(x / y)
+    binary(P.Quot, quot, (REAL, NONZERO), INTEGERS),
     binary(P.LogicalAnd, logical_and, (REAL, REAL), (bool_,)),
     binary(P.LogicalOr, logical_or, (REAL, REAL), (bool_,)),
     Spec(

@@ -50,3 +50,92 @@ def test_where_two_number_branches_numpy_mask_traced_in_function():
     # only the mask decides the shape; the numbers take f32 (JAX's weak default) beside a traced mask
     f = shax.jit(lambda x: snp.where(x > 0, 1.0, -1.0) * x)
     _same(f(X), np.where(X > 0, 1.0, -1.0).astype(np.float32) * X)
+
+
+# numpy's % and // of floats ------------------------------------------------------------
+
+F = np.float32([5.5, -5.5, 4.0, -4.0, 0.0, -0.0, 1.0, 0.25, np.inf, -np.inf, np.nan, 3.0])
+DIVISORS = [2.0, -2.0, 2.25, 0.1, 0.0, -0.0, np.inf, 2]
+OPS = {
+    "%": (lambda x, y: x % y, lambda x, y: x % y),
+    "//": (lambda x, y: x // y, lambda x, y: x // y),
+    "remainder": (snp.remainder, np.remainder),
+    "floor_divide": (snp.floor_divide, np.floor_divide),
+    "fmod": (snp.fmod, np.fmod),
+    "mod": (snp.mod, np.mod),
+}
+
+
+def _exactly(got, want):
+    """Values, dtype, NaNs and the sign of zeros all numpy's."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    numbers = ~np.isnan(want)
+    np.testing.assert_array_equal(np.signbit(got[numbers]), np.signbit(want[numbers]))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("y", DIVISORS, ids=repr)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_remainder_and_floor_divide_by_number_match_numpy(op, y, dtype):
+    ours, numpys = OPS[op]
+    x = F.astype(dtype)
+    _exactly(shax.jit(lambda x: ours(x, y))(x), numpys(x, y))
+    _exactly(shax.jit(lambda x: ours(y, x))(x), numpys(y, x))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_floor_divide_by_zero_is_numpys_infinity():
+    x = np.float32([1, -1, 0])
+    _exactly(shax.jit(lambda x: x // 0.0)(x), np.float32([np.inf, -np.inf, np.nan]))
+    _exactly(shax.jit(lambda x: x % 0.0)(x), np.float32([np.nan] * 3))
+    q, r = shax.jit(lambda x, y: snp.divmod(x, y))(x, np.float32([0, 0, 0]))
+    _exactly(q, np.float32([np.inf, -np.inf, np.nan]))
+    _exactly(r, np.float32([np.nan] * 3))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("op", OPS)
+def test_float_remainder_of_two_tracers_matches_numpy(op):
+    ours, numpys = OPS[op]
+    x, y = np.meshgrid(F, np.float32([2.0, -2.0, 0.1, 0.0, -0.0, np.inf, np.nan, 3.0]))
+    _exactly(shax.jit(ours)(x, y), numpys(x, y))
+
+
+def test_divmod_tuple_of_tracer():
+    q, r = shax.jit(lambda x: divmod(x, 2.25))(F[:8])
+    _exactly(q, F[:8] // np.float32(2.25))
+    _exactly(r, F[:8] % np.float32(2.25))
+
+
+@pytest.mark.parametrize("op", ["%", "//", "fmod", "remainder"])
+def test_numpy_float64_scalar_promotes_as_numpy(op):
+    # NEP 50: an f32 array with an np.float64 scalar is f64; a Python float keeps f32
+    ours, numpys = OPS[op]
+    x = np.float32([5.5, -5.5, 3.0])
+    _exactly(shax.jit(lambda x: ours(x, np.float64(2)))(x), numpys(x, np.float64(2)))
+    _exactly(shax.jit(lambda x: ours(x, 2.0))(x), numpys(x, 2.0))
+
+
+def test_remainder_gradients_are_jaxs():
+    # d(x % c)/dx = 1, d(x // c)/dx = 0, d(c % y)/dy = −⌊c / y⌋ (JAX's), at exact multiples too
+    x = np.float32([5.5, -5.5, 4.0, -4.0, 0.25])
+    _exactly(shax.grad(lambda x: (x % 2.0).sum())(x), np.ones(5, np.float32))
+    _exactly(shax.grad(lambda x: (x % -2.25).sum())(x), np.ones(5, np.float32))
+    _exactly(shax.grad(lambda x: (x // 2.0).sum())(x), np.zeros(5, np.float32))
+    _exactly(shax.grad(lambda x: snp.fmod(x, 2.0).sum())(x), np.ones(5, np.float32))
+    y = np.float32([2.0, -2.0, 3.0, 0.5])
+    _exactly(shax.grad(lambda y: (7.0 % y).sum())(y), -np.floor(np.float32(7.0) / y))
+
+
+def test_remainder_gradients_against_jax():
+    jax = pytest.importorskip("jax")
+    x = np.float32([5.5, -5.5, 4.0, -4.0, 0.25, 3.0])
+    y = np.float32([2.0, -2.0, 3.0, 0.5, -1.5, 2.0])
+    for f in (lambda x, y: (x % y).sum(), lambda x, y: (x // y * x).sum()):
+        want = jax.grad(f, argnums=(0, 1))(x, y)
+        got = shax.grad(f, argnums=(0, 1))(x, y)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, np.asarray(w), rtol=1e-6)

@@ -2,7 +2,7 @@
 
 Floating: add sub mul div neg abs signum pow sin cos tan exp log sqrt tanh
           log1p expm1 logistic sinh cosh arcsin arccos arctan arctan2 arcsinh arctanh erf rem
-          floor ceil round (default methods: log_base square reciprocal
+          quot floor ceil round (default methods: log_base square reciprocal
           rsqrt logaddexp sign)
 Ord:      min max lt le gt ge (default methods: maximum minimum clip)
 HNP:      reshape broadcast transpose rev slice pad concatenate convert_element_type reduce_sum select dot_general eq ne
@@ -35,9 +35,9 @@ __all__ = [
     "argmax", "argmin", "argsort", "mean", "reduce_max", "reduce_min", "reduce_prod", "var",
     "reshape", "rev", "select", "shape", "signum", "sin", "sinh", "slice", "sqrt", "sub", "tan", "tanh", "transpose",
     # the numpy surface's elementwise functions
-    "arccos", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "rem", "clip", "erf", "floor", "logaddexp",
-    "logical_and", "logical_not", "logical_or", "maximum", "minimum", "reciprocal", "round", "rsqrt", "sign", "square",
-    "where",
+    "arccos", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "rem", "quot", "clip", "erf", "floor",
+    "logaddexp", "logical_and", "logical_not", "logical_or", "maximum", "minimum", "reciprocal", "round", "rsqrt",
+    "sign", "square", "where",
     # indexing
     "gather", "scatter", "scatter_add",
     # differentiation
@@ -178,6 +178,13 @@ def arctan(x: F) -> F:
 def rem(x: F, y: F) -> F:
     """x − trunc(x / y) · y, the sign of x (C's and numpy's `fmod`, XLA's `rem`)."""
     return pick("rem", x, y).rem(x, y)
+
+
+@typeclass_function(Floating)
+def quot(x: F, y: F) -> F:
+    """trunc(x / y) of integers (Haskell's `quot`, XLA's integer `div`), so that x = quot(x, y) · y + rem(x, y);
+    0 where y is 0, numpy's integer division by zero."""
+    return pick("quot", x, y).quot(x, y)
 
 
 @typeclass_function(Floating)

@@ -48,6 +48,14 @@ def erf(x: Any) -> Any:
     return np.asarray(_erf_objects(x), dtype=dtype)[()]
 
 
+def quot(x: Any, y: Any) -> Any:
+    """trunc(x / y) of integers, 0 where y is 0 (with numpy's warning). numpy has no truncating
+    integer division: its floor, one more where a nonzero remainder's sign is not the quotient's
+    (never overflowing: that floor is below the truncation). Compiled code calls this same function."""
+    floor = np.floor_divide(x, y)
+    return floor + ((np.fmod(x, y) != 0) & (np.less(x, 0) != np.less(y, 0)))
+
+
 class NumpyInstance(Instance):
     def level(self, value: Any) -> int:
         return 0
@@ -123,6 +131,9 @@ class NumpyInstance(Instance):
 
     def rem(self, x: Any, y: Any) -> Any:
         return np.fmod(x, y)
+
+    def quot(self, x: Any, y: Any) -> Any:
+        return quot(x, y)
 
     def arctan2(self, y: Any, x: Any) -> Any:
         return np.arctan2(y, x)

@@ -7,6 +7,7 @@ conventions are XLA's where they differ from numpy's, so most rules are one lax 
 - `broadcast` is `broadcast_in_dim`, and `dot_general`'s result is laid out as XLA's
   (batch, lhs free, rhs free);
 - `min`/`max` propagate NaN, `pow` is C's (numpy's and XLA's agree), `rem` is C's fmod,
+  `rem` and `quot` of integers by 0 are 0 (numpy's),
   `round` rounds halves to even (numpy's `rint`);
 - reductions keep the operand's dtype (an integer sum wraps), `argmax`/`argmin` give the
   first extreme's index as i32, `argsort` is stable with NaNs last (numpy's order);
@@ -69,6 +70,17 @@ def _or(x: Any, y: Any) -> Any:
     return lax.select(x, x, y)
 
 
+# rem and quot of integers by 0 are 0 (numpy's) where XLA gives x and -1: divided by 1 there, then replaced
+def _integer_division(function: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def divide(x: Any, y: Any) -> Any:
+        if not jnp.issubdtype(y.dtype, jnp.integer):
+            return function(x, y)
+        zero = lax.eq(y, lax.full_like(y, 0))
+        return lax.select(zero, lax.full_like(x, 0), function(x, lax.select(zero, lax.full_like(y, 1), y)))
+
+    return divide
+
+
 ELEMENTWISE: dict[type[P.Primitive], Callable[..., Any]] = {
     P.Neg: lax.neg, P.Sin: lax.sin, P.Cos: lax.cos, P.Tan: lax.tan, P.Exp: lax.exp, P.Log: lax.log,
     P.Sqrt: lax.sqrt, P.Tanh: lax.tanh, P.Abs: _abs, P.Signum: lax.sign, P.Log1p: lax.log1p,
@@ -77,8 +89,8 @@ ELEMENTWISE: dict[type[P.Primitive], Callable[..., Any]] = {
     P.Floor: lax.floor, P.Ceil: lax.ceil, P.Round: _round, P.LogicalNot: _not,
     P.Add: lax.add, P.Sub: lax.sub, P.Mul: lax.mul, P.Div: lax.div, P.Pow: lax.pow, P.Min: lax.min,
     P.Max: lax.max, P.Eq: lax.eq, P.Ne: lax.ne, P.Lt: lax.lt, P.Le: lax.le, P.Gt: lax.gt, P.Ge: lax.ge,
-    P.Arctan2: lax.atan2, P.Rem: lax.rem, P.LogicalAnd: _and, P.LogicalOr: _or,
-    P.Select: lax.select,
+    P.Arctan2: lax.atan2, P.Rem: _integer_division(lax.rem), P.Quot: _integer_division(lax.div), P.LogicalAnd: _and,
+    P.LogicalOr: _or, P.Select: lax.select,
 }  # fmt: skip
 for _cls, _function in ELEMENTWISE.items():
     export_rule(_cls)(_elementwise(_function))

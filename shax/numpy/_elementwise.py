@@ -11,8 +11,10 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxTypeError, ShaxValueError, at
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
 from shax.location import current_source
+from shax.tracer import Tracer
+from shax.types import dtype_of_numpy, weak_dtype
 
 __all__ = [
     "abs", "absolute", "add", "arccos", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "clip",
@@ -72,33 +74,84 @@ equal, not_equal = _binary(tc.eq, "equal"), _binary(tc.ne, "not_equal")
 less, less_equal = _binary(tc.lt, "less"), _binary(tc.le, "less_equal")
 greater, greater_equal = _binary(tc.gt, "greater"), _binary(tc.ge, "greater_equal")
 logical_and, logical_or = _binary(tc.logical_and, "logical_and"), _binary(tc.logical_or, "logical_or")
-fmod = _binary(tc.rem, "fmod")
+
+
+def fmod(x1: Any, x2: Any, /) -> Any:
+    """numpy's `fmod`: x1 − trunc(x1 / x2) · x2, the sign of x1; of integers 0 where x2 is 0."""
+    return tc.rem(*_operands("fmod", as_array(x1), as_array(x2)))
 
 
 def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:  # noqa: A001 - numpy's name
-    """numpy's divmod of floats, (x1 // x2, x1 % x2), from fmod as numpy computes it (and
-    JAX): q = (x1 − fmod) / x2 rounded, one less and the remainder moved by x2 where the
-    remainder's sign is not x2's. Not floor(x1 / x2): 1 // 0.1 is 9, 1 / 0.1 is 10."""
+    """numpy's divmod, (x1 // x2, x1 % x2): the remainder has x2's sign, the quotient is floored.
+    Of integers, from the truncated quotient and remainder, one less and the remainder moved by x2
+    where their signs differ; division by 0 gives (0, 0), numpy's values (numpy warns; shax's
+    evaluation, numpy's arithmetic, warns too; compiled code may not)."""
+    return _divmod("divmod", x1, x2)
+
+
+def _divmod(op: str, x1: Any, x2: Any) -> tuple[Any, Any]:
     x1, x2 = as_array(x1), as_array(x2)
-    if not any(hasattr(v, "type") for v in (x1, x2)):  # numpy values: numpy's own, ints too
+    if not any(isinstance(v, Tracer) for v in (x1, x2)):  # numpy values: numpy's own
         try:
             return np.divmod(x1, x2)
         except (TypeError, ValueError) as error:
-            raise at(ShaxTypeError(f"divmod: numpy: {error}"), current_source()) from None
-    mod = tc.rem(x1, x2)
-    div = (x1 - mod) / x2
-    moved = tc.logical_and(tc.ne(mod, 0.0), tc.ne(tc.signum(x2), tc.signum(mod)))
-    return tc.round(tc.where(moved, div - 1.0, div)), tc.where(moved, mod + x2, mod)
+            raise at(ShaxTypeError(f"{op}: numpy: {error}"), current_source()) from None
+    x1, x2 = _operands(op, x1, x2)
+    if not np.dtype(x1.dtype).kind == "f":
+        quotient, rest = tc.quot(x1, x2), tc.rem(x1, x2)
+        moved = tc.logical_and(tc.ne(rest, 0), tc.ne(tc.lt(rest, 0), tc.lt(x2, 0)))
+        return tc.where(moved, quotient - 1, quotient), tc.where(moved, rest + x2, rest)
+    return _float_divmod(x1, x2)
+
+
+def _float_divmod(x1: Any, x2: Any) -> tuple[Any, Any]:
+    """numpy's divmod of floats (`npy_divmod`), as JAX computes it from fmod, then numpy's edges:
+    q = (x1 − fmod) / x2, one less and the remainder moved by x2 where the remainder's sign is
+    not x2's, rounded down unless above a half (so 1 // 0.1 is 9, not ⌊1 / 0.1⌋ = 10); a zero
+    remainder takes x2's sign, a zero quotient x1 / x2's; by 0, (x1 / x2, NaN). The quotient is
+    a floor (derivative 0, JAX's); the remainder's derivative is 1 in x1 and −⌊x1 / x2⌋ in x2."""
+    rest = tc.rem(x1, x2)
+    div = (x1 - rest) / x2
+    below = tc.lt(x2, 0)
+    moved = tc.logical_and(tc.ne(rest, 0), tc.ne(tc.lt(rest, 0), below))
+    # ±0 with x2's sign, whose tangent is still the remainder's: z − (stop(r) − r) is z, r's derivative.
+    zero = tc.abs(tc.stop_gradient(rest))
+    signed_zero = tc.where(below, -zero, zero) - (tc.stop_gradient(rest) - rest)
+    rest = tc.where(moved, rest + x2, tc.where(tc.eq(rest, 0), signed_zero, rest))
+    div = tc.where(moved, div - 1.0, div)
+    floor = tc.floor(div)
+    floor = tc.where(tc.gt(div - floor, 0.5), floor + 1.0, floor)
+    ratio = x1 / x2
+    quotient = tc.where(tc.eq(x2, 0), ratio, tc.where(tc.eq(div, 0), 0.0 * ratio, floor))
+    return tc.floor(quotient), rest
 
 
 def floor_divide(x1: Any, x2: Any, /) -> Any:
-    """numpy's `//` (of floats, on tracers): `divmod`'s quotient."""
-    return divmod(x1, x2)[0]
+    """numpy's `//`: `divmod`'s quotient."""
+    return _divmod("floor_divide", x1, x2)[0]
 
 
 def remainder(x1: Any, x2: Any, /) -> Any:
-    """numpy's `%` (of floats, on tracers): `divmod`'s remainder, with x2's sign."""
-    return divmod(x1, x2)[1]
+    """numpy's `%`: `divmod`'s remainder, with x2's sign."""
+    return _divmod("remainder", x1, x2)[1]
+
+
+def _operands(op: str, x1: Any, x2: Any) -> tuple[Any, Any]:
+    """The operands of `%`, `//` and `fmod` with a traced one, of one dtype: numpy's result dtype
+    where two differ (NEP 50: an f32 array and an np.float64 scalar give f64), which a Python
+    number takes as it would in `x + 2` (weakly: an error where the dtype cannot hold it)."""
+    strong = [isinstance(v, (Tracer, np.ndarray, np.generic)) for v in (x1, x2)]
+    dtype = np.result_type(*(np.dtype(v.dtype) for v, s in zip((x1, x2), strong) if s))
+    try:
+        reference = dtype_of_numpy(dtype)
+        return tuple(  # type: ignore[return-value]  # two operands in, two out
+            (v if np.dtype(v.dtype) == dtype else v.astype(dtype))
+            if s
+            else np.asarray(v, weak_dtype(v, reference, op).numpy)
+            for v, s in zip((x1, x2), strong)
+        )
+    except ShaxError as error:
+        raise at(named(error, op), current_source()) from None
 
 
 mod = remainder

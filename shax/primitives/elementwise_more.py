@@ -1,8 +1,9 @@
 """The numpy surface's elementwise primitives beyond Floating's first set: the inverse
-trigonometric and hyperbolic functions, erf, rounding, and the logical functions, each
-one declaration of the elementwise family (`shax.primitives.elementwise`) with its
-derivative, one line of math. `square`, `clip`, `logaddexp`, `where` and the other numpy
-names need no primitive: they are default methods (`typeclasses.instance`).
+trigonometric and hyperbolic functions, erf, the remainder and the integer quotient, rounding,
+and the logical functions, each one declaration of the elementwise family
+(`shax.primitives.elementwise`) with its derivative, one line of math. `square`, `clip`,
+`logaddexp`, `where` and the other numpy names need no primitive: they are default methods
+(`typeclasses.instance`).
 """
 
 from __future__ import annotations
@@ -12,17 +13,18 @@ import math
 import typeclasses as tc
 from shax.primitive import Linearity
 from shax.primitives.elementwise import elementwise
-from shax.primitives.pointwise import FLOATS
+from shax.primitives.pointwise import FLOATS, NUMBERS
 from shax.rules.codegen import Elementwise
-from shax.types import bool_
+from shax.types import INTEGERS, bool_
 from typeclasses.numpy_instance import erf as numpy_erf
+from typeclasses.numpy_instance import quot as numpy_quot
 
 Z = Linearity.NON_DIFFERENTIABLE
 BOOL = frozenset({bool_})
 
 __all__ = [
     "Arccos", "Arcsin", "Arcsinh", "Arctan", "Arctan2", "Arctanh", "Ceil", "Erf", "Floor", "LogicalAnd", "LogicalNot",
-    "LogicalOr", "Rem", "Round",
+    "LogicalOr", "Quot", "Rem", "Round",
 ]  # fmt: skip
 
 # arcsin: d(arcsin x) = dx / √(1 − x²)
@@ -45,13 +47,16 @@ Arctan2 = elementwise(
     derivative=lambda y, x, out: (x / (x * x + y * y), -y / (x * x + y * y)),
 )
 # rem: x − trunc(x / y) · y, so d rem(x, y) = dx − trunc(x / y) · dy (trunc is piecewise
-# constant); the 1 is spread to the result's shape through `0 · out`
+# constant); the 1 is spread to the result's shape through `0 · out`. Of integers too (no
+# tangents there), 0 where y is 0 (numpy's `fmod`)
 Rem = elementwise(
     tc.rem,
-    FLOATS,
+    NUMBERS,
     Elementwise("np.fmod"),
     derivative=lambda x, y, out: (1.0 + 0.0 * out, -tc.signum(x / y) * tc.floor(tc.abs(x / y))),
 )
+# quot: trunc(x / y) of integers, which have no tangents
+Quot = elementwise(tc.quot, INTEGERS, Elementwise(numpy_quot, ufunc=False), linearity=(Z, Z))
 # erf: d erf(x) = 2/√π · e^(−x²) · dx; compiled code calls the numpy instance's function
 Erf = elementwise(
     tc.erf,
