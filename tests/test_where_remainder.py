@@ -1,8 +1,11 @@
 """`where` with numpy masks and number branches, and numpy's `%`, `//`, `divmod` of floats
 (issue 28), on tracers: values and dtypes numpy's, gradients JAX's."""
 
+import hypothesis.extra.numpy as hnp
+import hypothesis.strategies as st
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
 import shax
 import shax.numpy as snp
@@ -139,3 +142,85 @@ def test_remainder_gradients_against_jax():
         got = shax.grad(f, argnums=(0, 1))(x, y)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, np.asarray(w), rtol=1e-6)
+
+
+# Fuzz: jit(f) against numpy's f on drawn masks, numbers and operands ------------------
+
+DTYPES = [np.float32, np.float64, np.int32, np.int64]
+FUZZED = {
+    "%": lambda x, y: x % y,
+    "//": lambda x, y: x // y,
+    "remainder": snp.remainder,
+    "floor_divide": snp.floor_divide,
+    "divmod": snp.divmod,
+}
+NUMPYS = {"%": lambda x, y: x % y, "//": lambda x, y: x // y, "remainder": np.remainder,
+          "floor_divide": np.floor_divide, "divmod": np.divmod}  # fmt: skip
+
+
+def _values(dtype):
+    """Small values with negatives and zeros (and ±0.0, fractions, ±inf, NaN for floats)."""
+    if np.dtype(dtype).kind == "i":
+        return st.integers(-6, 6)
+    return st.sampled_from([0.0, -0.0, 1.0, -1.0, 2.5, -2.5, 0.1, 7.0, -7.25, 3.0, np.inf, -np.inf, np.nan])
+
+
+@st.composite
+def _operands(draw):
+    """Two operands of one dtype, broadcastable: a traced array and a traced array, a Python
+    number, or a numpy scalar of the same dtype."""
+    dtype = draw(st.sampled_from(DTYPES))
+    shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=3)).input_shapes
+    x = draw(hnp.arrays(dtype, shapes[0], elements=_values(dtype)))
+    kind = draw(st.sampled_from(["array", "number", "numpy scalar"]))
+    if kind == "array":
+        return x, draw(hnp.arrays(dtype, shapes[1], elements=_values(dtype))), True
+    y = draw(_values(dtype))
+    return x, (y if kind == "number" else dtype(y)), False
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@settings(deadline=None)
+@given(op=st.sampled_from(sorted(FUZZED)), operands=_operands(), swap=st.booleans())
+def test_fuzz_remainder_family_matches_numpy(op, operands, swap):
+    x, y, traced_y = operands
+    ours, numpys = FUZZED[op], NUMPYS[op]
+    if traced_y:
+        got, want = shax.jit(ours)(x, y), numpys(x, y)
+    elif swap:
+        got, want = shax.jit(lambda x: ours(y, x))(x), numpys(y, x)
+    else:
+        got, want = shax.jit(lambda x: ours(x, y))(x), numpys(x, y)
+    for g, w in zip(got, want) if op == "divmod" else [(got, want)]:
+        _exactly(g, w)
+
+
+@st.composite
+def _where_operands(draw):
+    """A mask (numpy array, numpy bool, or one traced) and two branches, all three mutually
+    broadcastable; at least one branch a traced array, the other maybe a Python number."""
+    dtype = draw(st.sampled_from(DTYPES))
+    shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=3, max_dims=3, max_side=3)).input_shapes
+    mask = draw(hnp.arrays(np.bool_, shapes[0]))
+    mask_kind = draw(st.sampled_from(["numpy", "numpy bool", "traced"]))
+    if mask_kind == "numpy bool":
+        mask = np.bool_(draw(st.booleans()))
+    x = draw(hnp.arrays(dtype, shapes[1], elements=_values(dtype)))
+    y = draw(st.one_of(_values(dtype), hnp.arrays(dtype, shapes[2], elements=_values(dtype))))
+    return mask, mask_kind == "traced", x, y, draw(st.booleans())
+
+
+@settings(deadline=None)
+@given(operands=_where_operands())
+def test_fuzz_where_matches_numpy(operands):
+    mask, traced_mask, x, y, swap = operands
+    args = (x, y) if not swap else (y, x)
+    want = np.where(mask, *args)
+    tracers = [a for a in (mask, *args) if isinstance(a, np.ndarray) and (a is not mask or traced_mask)]
+
+    def f(*traced):
+        values = iter(traced)
+        m, a, b = (next(values) if any(v is t for t in tracers) else v for v in (mask, *args))
+        return snp.where(m, a, b)
+
+    _exactly(shax.jit(f)(*tracers), want)

@@ -56,7 +56,7 @@ Rem = elementwise(
     derivative=lambda x, y, out: (1.0 + 0.0 * out, -tc.signum(x / y) * tc.floor(tc.abs(x / y))),
 )
 # quot: trunc(x / y) of integers, which have no tangents
-Quot = elementwise(tc.quot, INTEGERS, Elementwise(numpy_quot, ufunc=False), linearity=(Z, Z))
+Quot = elementwise(tc.quot, frozenset(INTEGERS), Elementwise(numpy_quot, ufunc=False), linearity=(Z, Z))
 # erf: d erf(x) = 2/√π · e^(−x²) · dx; compiled code calls the numpy instance's function
 Erf = elementwise(
     tc.erf,
