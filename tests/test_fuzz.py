@@ -441,6 +441,7 @@ TYPECLASS_CALLS: dict[str, tuple[Any, ...]] = {
     "dot": (A23, A23.T),
     "matmul": (A23, A23.T),
     **{name: (A23 / 8,) for name in ("arccos", "arcsin", "arctanh")},
+    "quot": (A23.astype(np.int32), np.int32([3, -2, 5])),
     "logical_and": (A23 > 2, A23 > 4),
     "logical_or": (A23 > 2, A23 > 4),
     "logical_not": (A23 > 2,),

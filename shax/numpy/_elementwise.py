@@ -97,7 +97,7 @@ def _divmod(op: str, x1: Any, x2: Any) -> tuple[Any, Any]:
         except (TypeError, ValueError) as error:
             raise at(ShaxTypeError(f"{op}: numpy: {error}"), current_source()) from None
     x1, x2 = _operands(op, x1, x2)
-    if not np.dtype(x1.dtype).kind == "f":
+    if not (x1 if isinstance(x1, Tracer) else x2).dtype.is_float:
         quotient, rest = tc.quot(x1, x2), tc.rem(x1, x2)
         moved = tc.logical_and(tc.ne(rest, 0), tc.ne(tc.lt(rest, 0), tc.lt(x2, 0)))
         return tc.where(moved, quotient - 1, quotient), tc.where(moved, rest + x2, rest)
@@ -141,13 +141,18 @@ def _operands(op: str, x1: Any, x2: Any) -> tuple[Any, Any]:
     where two differ (NEP 50: an f32 array and an np.float64 scalar give f64), which a Python
     number takes as it would in `x + 2` (weakly: an error where the dtype cannot hold it)."""
     strong = [isinstance(v, (Tracer, np.ndarray, np.generic)) for v in (x1, x2)]
-    dtype = np.result_type(*(np.dtype(v.dtype) for v, s in zip((x1, x2), strong) if s))
     try:
-        reference = dtype_of_numpy(dtype)
+        reference = dtype_of_numpy(np.result_type(*(np.dtype(v.dtype) for v, s in zip((x1, x2), strong) if s)))
+    except (TypeError, ShaxError):  # a dtype shax does not take: the operation's own error names it
+        return x1, x2
+    dtype = reference.numpy
+    try:
         return tuple(  # type: ignore[return-value]  # two operands in, two out
             (v if np.dtype(v.dtype) == dtype else v.astype(dtype))
             if s
             else np.asarray(v, weak_dtype(v, reference, op).numpy)
+            if isinstance(v, (bool, int, float))
+            else v  # no number: the operation's own error names it
             for v, s in zip((x1, x2), strong)
         )
     except ShaxError as error:
