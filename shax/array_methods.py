@@ -62,13 +62,17 @@ class ArrayMethods:
         return _snp().transpose(self, axes[0] if len(axes) == 1 else axes)
 
     def __len__(self) -> int:
-        shape = _shape(self)
-        if not shape:
-            raise at(ShaxTypeError("len() of a rank-0 tensor, which has no first axis"), current_source())
-        return shape[0]
+        return self._first_axis("len()")
 
     def __iter__(self) -> Iterator[Any]:
-        return (self[k] for k in range(len(self)))
+        return (self[k] for k in range(self._first_axis("iter()")))
+
+    def _first_axis(self, what: str) -> int:
+        shape = _shape(self)
+        if not shape:
+            this: Any = self
+            raise at(ShaxTypeError(f"{what}: a traced {this.type} has rank 0, so no first axis"), current_source())
+        return shape[0]
 
     def __getitem__(self, key: Any) -> Any:
         return index(self, key)
@@ -99,7 +103,7 @@ class ArrayMethods:
         return _logical("^", tc.ne, other, self)
 
     def __invert__(self) -> Any:
-        return _logical("~", lambda x, _: tc.logical_not(x), self, True)
+        return _logical("~", tc.logical_not, self)
 
     # numpy's // and % (floats; `shax.numpy.divmod` says how).
 
@@ -122,12 +126,11 @@ class ArrayMethods:
         return _snp().divmod(other, self)
 
 
-def _logical(symbol: str, function: Any, x: Any, y: Any) -> Any:
-    """`function` of two booleans (tensors or Python bools); on other dtypes an error."""
-    for operand in (x, y):
-        dtype = getattr(getattr(operand, "type", None), "dtype", None)
-        if not (isinstance(operand, bool) or (dtype is not None and dtype.name == "bool")):
-            what = dtype.name if dtype is not None else type(operand).__name__
-            message = f"{symbol}: shax has it for booleans only (the logical function), got a {what}"
-            raise at(ShaxTypeError(message), current_source())
-    return function(x, y)
+def _logical(symbol: str, function: Any, *operands: Any) -> Any:
+    """`function` of booleans (tensors or Python bools); on other dtypes an error."""
+    types = [getattr(operand, "type", None) for operand in operands]
+    if not all(isinstance(o, bool) or (t is not None and t.dtype.name == "bool") for o, t in zip(operands, types)):
+        got = " and ".join(str(t) if t is not None else type(o).__name__ for o, t in zip(operands, types))
+        message = f"{symbol}: shax has it for booleans only (the logical function; no bitwise integers), got {got}"
+        raise at(ShaxTypeError(message), current_source())
+    return function(*operands)

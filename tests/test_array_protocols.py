@@ -1,0 +1,133 @@
+"""A tracer's numpy-array surface: copies, the protocols and methods numpy arrays have
+(each a value where it means one on a traced value, else a ShaxError saying what to do
+instead), and JAX's `.at[...]` updates on numpy values through `shax.numpy.asarray`."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+import pytest
+
+import shax
+import shax.numpy as snp
+
+X = np.array([0.5, -1.25, 2.0], np.float32)
+
+
+def traced(f: Any, *args: Any) -> Any:
+    """f's result on a tracer: run through jit."""
+    return shax.jit(f)(*args)
+
+
+# copy.deepcopy of a tracer ------------------------------------------------------------
+
+
+def deep_square_sum(x: Any) -> Any:
+    return (copy.deepcopy(x) * x).sum()
+
+
+def test_deepcopy_gradient_is_the_product_rule() -> None:
+    np.testing.assert_allclose(shax.grad(deep_square_sum)(X), 2 * X)
+
+
+def test_deepcopy_under_jit_and_vmap_gives_numbers() -> None:
+    out = shax.jit(deep_square_sum)(X)
+    assert isinstance(out, (np.ndarray, np.generic))
+    np.testing.assert_allclose(out, (X * X).sum())
+    batch = np.stack([X, 2 * X])
+    np.testing.assert_allclose(shax.vmap(deep_square_sum)(batch), (batch * batch).sum(axis=1))
+
+
+def test_deepcopy_of_a_pytree_keeps_the_tracers() -> None:
+    def f(x: Any) -> Any:
+        tree = copy.deepcopy({"a": [x, 2 * x], "b": (x,)})
+        return (tree["a"][0] * tree["a"][1] + tree["b"][0]).sum()
+
+    np.testing.assert_allclose(shax.grad(f)(X), 4 * X + 1)
+
+
+def test_copy_is_the_value() -> None:
+    assert traced(lambda x: x.copy() * copy.copy(x), X).tolist() == (X * X).tolist()
+    np.testing.assert_allclose(shax.grad(lambda x: (x.copy() * x).sum())(X), 2 * X)
+
+
+# protocols: a value where it means one ---------------------------------------------------
+
+
+def test_round_method_and_builtin_are_numpys_round() -> None:
+    y = np.array([1.23456, -2.5, 0.5, 12.5, 1234.5], np.float32)
+    for decimals in (0, 2, -1):
+        expected = np.round(y, decimals)
+        np.testing.assert_array_equal(traced(lambda x: x.round(decimals), y), expected)  # noqa: B023 - run here
+        np.testing.assert_array_equal(traced(lambda x: round(x, decimals), y), expected)  # noqa: B023
+        np.testing.assert_array_equal(snp.round(y, decimals), expected)
+    np.testing.assert_array_equal(traced(lambda x: round(x), y), np.round(y))
+    ints = np.array([1, -2, 3])
+    assert snp.round(ints, 2).dtype == ints.dtype
+    np.testing.assert_array_equal(snp.round(ints, 2), ints)
+
+
+def test_view_of_its_own_dtype_is_the_value() -> None:
+    np.testing.assert_array_equal(traced(lambda x: x.view() + x.view(np.float32), X), 2 * X)
+
+
+def test_format_without_a_spec_is_the_tracers_text() -> None:
+    seen: list[str] = []
+    traced(lambda x: seen.append(f"{x}") or x, X)
+    assert seen == ["Tracer(f32[3])"]
+
+
+def test_power_is_still_the_power() -> None:
+    np.testing.assert_allclose(traced(lambda x: pow(x, 2), X), X**2)
+
+
+# protocols: a ShaxError saying what to do instead ---------------------------------------
+
+REFUSED: list[tuple[str, Any, str]] = [
+    ("item", lambda x: x.item(), r"item\(\): a traced f32\[3\] has no concrete value.*return it"),
+    ("tolist", lambda x: x.tolist(), r"tolist\(\): a traced f32\[3\] has no concrete value"),
+    ("float", lambda x: float(x), r"float\(\): a traced f32\[3\] has no concrete value"),
+    ("int", lambda x: int(x), r"int\(\): a traced f32\[3\] has no concrete value"),
+    ("complex", lambda x: complex(x), r"complex\(\): a traced f32\[3\] has no concrete value"),
+    ("bool", lambda x: bool(x), r"bool\(\): a traced f32\[3\] has no concrete value.*select"),
+    ("index", lambda x: [1, 2, 3][x], r"index: a traced f32\[3\] has no concrete value"),
+    ("format", lambda x: f"{x:.3f}", r"format '.3f': a traced f32\[3\] has no concrete value"),
+    ("array", lambda x: np.asarray(x), r"numpy array: a traced f32\[3\] has no concrete value"),
+    ("setitem", lambda x: x.__setitem__(0, 1.0), r"x\[key\] = value: .*f32\[3\].*x\.at\[key\]\.set\(value\)"),
+    ("fill", lambda x: x.fill(1.0), r"fill: .*f32\[3\].*full_like"),
+    ("view", lambda x: x.view(np.int32), r"view: .*f32\[3\].*int32.*astype"),
+    ("lshift", lambda x: x << 1, r"<<: .*f32\[3\]"),
+    ("rlshift", lambda x: 1 << x, r"<<: .*f32\[3\]"),
+    ("rshift", lambda x: x >> 1, r">>: .*f32\[3\]"),
+    ("rrshift", lambda x: 1 >> x, r">>: .*f32\[3\]"),
+    ("and", lambda x: x & 1, r"&: .*f32"),
+    ("or", lambda x: 1 | x, r"\|: .*f32"),
+    ("xor", lambda x: x ^ 1, r"\^: .*f32"),
+    ("invert", lambda x: ~x, r"~: .*f32"),
+    ("pow3", lambda x: pow(x, 2, 3), r"pow: a traced f32\[3\] .*modulo"),
+    ("where1", lambda x: snp.where(x > 0), r"where: .*bool\[3\].*nonzero\(\.\.\., size=\)"),
+    ("hash", lambda x: hash(x), r"hash: a traced f32\[3\] is not hashable"),
+    ("len0", lambda x: len(x[0]), r"len\(\): .*f32\[\]"),
+    ("iter0", lambda x: iter(x[0]), r"iter\(\): .*f32\[\]"),
+]
+
+
+@pytest.mark.parametrize(("label", "f", "message"), REFUSED, ids=[r[0] for r in REFUSED])
+def test_refused_protocols_raise_a_shax_type_error_at_the_users_line(label: str, f: Any, message: str) -> None:
+    with pytest.raises(shax.ShaxTypeError, match=message) as raised:
+        traced(f, X)
+    assert "test_array_protocols.py:" in str(raised.value)
+
+
+def test_one_argument_where_on_numpy_values_is_nonzero() -> None:
+    y = np.array([[0.0, 1.0], [2.0, 0.0]], np.float32)
+    out = snp.where(y)
+    expected = np.where(y)
+    assert len(out) == len(expected)
+    for a, b in zip(out, expected):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype
+    with pytest.raises(shax.ShaxValueError, match="where: .*both x and y, or neither"):
+        snp.where(y, 1.0)
