@@ -131,3 +131,9 @@ def test_one_argument_where_on_numpy_values_is_nonzero() -> None:
         assert a.dtype == b.dtype
     with pytest.raises(shax.ShaxValueError, match="where: .*both x and y, or neither"):
         snp.where(y, 1.0)
+
+
+def test_full_like_is_what_fill_points_to() -> None:
+    np.testing.assert_array_equal(traced(lambda x: snp.full_like(x, 7.5), X), np.full_like(X, 7.5))
+    assert traced(lambda x: snp.full_like(x, 2, dtype=np.int32), X).dtype == np.int32
+    np.testing.assert_array_equal(snp.full_like(X, 3), np.full_like(X, 3))

@@ -24,9 +24,9 @@ from shax.types import dtype_of_numpy
 from typeclasses.numpy_instance import NUMPY_TYPES
 
 __all__ = [
-    "arange", "broadcast_to", "concatenate", "dot", "expand_dims", "eye", "flip", "full", "inner", "linspace", "matmul",
-    "moveaxis", "ndim", "ones", "ones_like", "outer", "repeat", "reshape", "shape", "size", "split", "squeeze", "stack",
-    "swapaxes", "tensordot", "tile", "transpose", "zeros", "zeros_like",
+    "arange", "broadcast_to", "concatenate", "dot", "expand_dims", "eye", "flip", "full", "full_like", "inner",
+    "linspace", "matmul", "moveaxis", "ndim", "ones", "ones_like", "outer", "repeat", "reshape", "shape", "size",
+    "split", "squeeze", "stack", "swapaxes", "tensordot", "tile", "transpose", "zeros", "zeros_like",
 ]  # fmt: skip
 
 
@@ -339,17 +339,21 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> np.ndarray:
 
 
 def zeros_like(a: Any, dtype: Any = None) -> Any:
-    return _full_like(a, 0, dtype)
+    return _full_like("zeros_like", a, 0, dtype)
 
 
 def ones_like(a: Any, dtype: Any = None) -> Any:
-    return _full_like(a, 1, dtype)
+    return _full_like("ones_like", a, 1, dtype)
 
 
-def _full_like(a: Any, value: int, dtype: Any) -> Any:
+def full_like(a: Any, fill_value: int | float, dtype: Any = None) -> Any:
+    """numpy's `full_like` of a number: a constant of a's shape and dtype (or `dtype`)."""
+    return _full_like("full_like", a, fill_value, dtype)
+
+
+def _full_like(op: str, a: Any, value: int | float, dtype: Any) -> Any:
     if isinstance(a, NUMPY_TYPES):
-        return _numpy("zeros_like" if value == 0 else "ones_like", np.full_like, a, value, dtype)
-    op = "zeros_like" if value == 0 else "ones_like"
+        return _numpy(op, np.full_like, a, value, dtype)
     if not isinstance(a, Tracer):
         raise _fail(op, f"expects an array, got {type(a).__name__}", ShaxTypeError)
     try:
