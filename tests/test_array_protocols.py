@@ -137,3 +137,97 @@ def test_full_like_is_what_fill_points_to() -> None:
     np.testing.assert_array_equal(traced(lambda x: snp.full_like(x, 7.5), X), np.full_like(X, 7.5))
     assert traced(lambda x: snp.full_like(x, 2, dtype=np.int32), X).dtype == np.int32
     np.testing.assert_array_equal(snp.full_like(X, 3), np.full_like(X, 3))
+
+
+# .at on numpy values: shax.numpy's Array ---------------------------------------------
+
+UPDATES: list[tuple[str, Any]] = [
+    ("set", lambda x: x.at[1].set(5.0)),
+    ("set_slice", lambda x: x.at[1:].set(np.array([7.0, 8.0], np.float32))),
+    ("set_negative", lambda x: x.at[-1].set(-3.0)),
+    ("set_mask", lambda x: x.at[np.array([True, False, True])].set(0.0)),
+    ("set_repeated", lambda x: x.at[np.array([0, 0])].set(np.array([1.0, 2.0], np.float32))),
+    ("add", lambda x: x.at[2].add(10.0)),
+    ("add_repeated", lambda x: x.at[np.array([0, 2, 0])].add(1.0)),
+    ("get", lambda x: x.at[np.array([2, 0])].get()),
+    ("chained", lambda x: x.at[0].set(1.0).at[1].add(2.0)),
+]
+
+
+@pytest.mark.parametrize(("label", "update"), UPDATES, ids=[u[0] for u in UPDATES])
+def test_at_on_numpy_values_is_the_traced_update(label: str, update: Any) -> None:
+    for make, base in ((snp.asarray, X), (snp.array, X), (snp.sin, np.sin(X)), (snp.abs, np.abs(X))):
+        expected = traced(update, base)
+        x = make(base if make in (snp.asarray, snp.array) else X)
+        before = np.array(x, copy=True)
+        out = update(x)
+        assert isinstance(out, snp.ndarray)
+        assert (out.dtype, out.shape) == (expected.dtype, expected.shape)
+        np.testing.assert_allclose(out, expected, rtol=1e-6)
+        np.testing.assert_array_equal(x, before)  # functional: the input is unchanged
+
+
+def test_at_on_a_numpy_value_takes_traced_values() -> None:
+    def f(v: Any) -> Any:
+        return (snp.zeros(3, np.float32).at[np.array([0, 0, 2])].add(v) * v).sum()
+
+    y = np.array([1.0, 2.0, 3.0], np.float32)
+    # Σ_k u_k v_k with u = (v0 + v1, 0, v2): its gradient is u + Jᵀ v = (2 v0 + v1, v0, 2 v2).
+    np.testing.assert_allclose(shax.jit(f)(y), (1.0 + 2.0) * 1.0 + 3.0 * 3.0)
+    np.testing.assert_allclose(shax.grad(f)(y), [4.0, 1.0, 6.0])
+
+
+def test_at_casts_values_to_the_arrays_dtype() -> None:
+    ints = snp.asarray(np.array([1, 2, 3], np.int32))
+    out = ints.at[0].set(7.9)
+    assert out.dtype == np.int32 and out.tolist() == [7, 2, 3]
+
+
+def test_shax_numpy_returns_arrays_with_numpys_values() -> None:
+    y = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    cases = [
+        (snp.sin(y), np.sin(y)),
+        (snp.reshape(y, (3, 2)), np.reshape(y, (3, 2))),
+        (snp.sum(y, axis=0), np.sum(y, axis=0)),
+        (snp.zeros(2), np.zeros(2)),
+        (snp.asarray([1, 2]), np.asarray([1, 2])),
+        (snp.array(y, ndmin=3), np.array(y, ndmin=3)),
+        (snp.asarray(y, dtype=np.float64), np.asarray(y, dtype=np.float64)),
+        (np.cos(snp.asarray(y)), np.cos(y)),  # numpy's ufuncs keep the Array
+        (snp.asarray(y) + 1, y + 1),
+    ]
+    for ours, numpys in cases:
+        assert isinstance(ours, snp.ndarray)
+        assert (ours.dtype, ours.shape) == (numpys.dtype, numpys.shape)
+        np.testing.assert_array_equal(ours, numpys)
+    total = snp.sum(y)  # a scalar, as numpy's
+    assert type(total) is np.float32 and total == np.sum(y)
+    q, r = snp.divmod(y, 4.0)
+    assert isinstance(q, snp.ndarray) and isinstance(r, snp.ndarray)
+    assert all(isinstance(part, snp.ndarray) for part in snp.split(y, 3, axis=1))
+
+
+def test_asarray_and_array_of_a_tracer_are_the_tracer() -> None:
+    def f(x: Any) -> Any:
+        assert snp.asarray(x) is x and snp.array(x) is x
+        return snp.asarray(x, dtype=np.float64), snp.array(x, ndmin=2)
+
+    wide, lifted = shax.jit(f)(X)
+    assert wide.dtype == np.float64 and lifted.shape == (1, 3)
+    np.testing.assert_array_equal(wide, X.astype(np.float64))
+    np.testing.assert_array_equal(lifted, X[None])
+    stacked = shax.jit(lambda x: snp.asarray([x, 2 * x]))(X)
+    np.testing.assert_array_equal(stacked, np.stack([X, 2 * X]))
+
+
+def test_asarray_refuses_dtypes_shax_has_not() -> None:
+    with pytest.raises(shax.ShaxTypeError, match="asarray: "):
+        snp.asarray([1.0], dtype=np.float16)
+    with pytest.raises(shax.ShaxValueError, match="array: numpy: ValueError"):
+        snp.array([[1.0], [1.0, 2.0]])
+
+
+def test_transforms_take_arrays() -> None:
+    x = snp.asarray(X)
+    np.testing.assert_allclose(shax.grad(lambda v: (v * v).sum())(x), 2 * X)
+    np.testing.assert_allclose(shax.vmap(lambda v: v.at[0].set(1.0))(snp.stack([x, x])), np.tile([1.0, *X[1:]], (2, 1)))
