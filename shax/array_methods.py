@@ -61,6 +61,62 @@ class ArrayMethods:
             return _snp().transpose(self)
         return _snp().transpose(self, axes[0] if len(axes) == 1 else axes)
 
+    @property
+    def itemsize(self) -> int:
+        this: Any = self
+        return int(this.type.dtype.dtype.itemsize)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    def flatten(self, order: str = "C") -> Any:
+        _row_major("flatten", order)
+        return _snp().reshape(self, -1)
+
+    def ravel(self, order: str = "C") -> Any:
+        _row_major("ravel", order)
+        return _snp().reshape(self, -1)
+
+    def squeeze(self, axis: Any = None) -> Any:
+        return _snp().squeeze(self, axis)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Any:
+        return _snp().swapaxes(self, axis1, axis2)
+
+    def repeat(self, repeats: Any, axis: int | None = None) -> Any:
+        return _snp().repeat(self, repeats, axis)
+
+    def take(self, indices: Any, axis: int | None = None, out: None = None, mode: str | None = None) -> Any:
+        if out is not None:
+            raise at(ShaxValueError("take: out= is not supported (only numpy's default)"), current_source())
+        return _snp().take(self, indices, axis, mode)
+
+    def argsort(self, axis: int | None = -1, kind: str | None = None, order: Any = None, *, stable: Any = None) -> Any:
+        return _snp().argsort(self, axis, kind, order, stable=stable)
+
+    def clip(self, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - numpy's names
+        return _snp().clip(self, min, max)
+
+    def dot(self, b: Any) -> Any:
+        return _snp().dot(self, b)
+
+    # shax has real dtypes only: a value is its own real part and conjugate.
+
+    @property
+    def real(self) -> Any:
+        return self
+
+    @property
+    def imag(self) -> Any:
+        return _snp().zeros_like(self)
+
+    def conj(self) -> Any:
+        return self
+
+    def conjugate(self) -> Any:
+        return self
+
     def __len__(self) -> int:
         return self._first_axis("len()")
 
@@ -124,6 +180,13 @@ class ArrayMethods:
 
     def __rdivmod__(self, other: Any) -> Any:
         return _snp().divmod(other, self)
+
+
+def _row_major(op: str, order: str) -> None:
+    """numpy's `order` must read the elements in C order, as shax's reshape does (a traced
+    value has no memory layout, so "A" and "K" are C)."""
+    if order not in ("C", "A", "K"):
+        raise at(ShaxValueError(f"{op}: order={order!r} is not supported (only C order)"), current_source())
 
 
 def _logical(symbol: str, function: Any, *operands: Any) -> Any:

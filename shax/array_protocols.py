@@ -156,6 +156,10 @@ _REFUSED_METHODS = {
     "tofile": "has no concrete value: " + _OUTSIDE,
 }
 
+# numpy's methods whose shax.numpy function is still missing.
+for _name in ("all", "any", "cumprod", "cumsum", "diagonal", "trace"):
+    _REFUSED_METHODS[_name] = f"has no {_name} in shax.numpy (yet)"
+
 # numpy's attributes of an array's memory: reading one raises a ShaxAttributeError (an
 # AttributeError, so `hasattr(x, "flags")` is False) saying so.
 _REFUSED_ATTRIBUTES = ("base", "ctypes", "data", "device", "flags", "flat", "strides")

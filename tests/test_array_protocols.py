@@ -231,3 +231,114 @@ def test_transforms_take_arrays() -> None:
     x = snp.asarray(X)
     np.testing.assert_allclose(shax.grad(lambda v: (v * v).sum())(x), 2 * X)
     np.testing.assert_allclose(shax.vmap(lambda v: v.at[0].set(1.0))(snp.stack([x, x])), np.tile([1.0, *X[1:]], (2, 1)))
+
+
+# every public name of numpy's ndarray on a tracer -----------------------------------
+
+A = np.array([[0.25, -1.5, 2.0], [3.5, -0.75, 1.0]], np.float32)
+
+# numpy's ndarray names a tracer implements, each called the same way on A and on a
+# tracer of A's type: the results must be numpy's (dtype, shape, values).
+IMPLEMENTED: dict[str, Any] = {
+    "T": lambda a: a.T,
+    "argmax": lambda a: a.argmax(axis=1),
+    "argmin": lambda a: a.argmin(),
+    "argsort": lambda a: a.argsort(axis=1),
+    "astype": lambda a: a.astype(np.float64),
+    "clip": lambda a: a.clip(-0.5, 0.5),
+    "conj": lambda a: a.conj(),
+    "conjugate": lambda a: a.conjugate(),
+    "copy": lambda a: a.copy(),
+    "dot": lambda a: a.dot(a.T),
+    "dtype": lambda a: a.dtype,
+    "flatten": lambda a: a.flatten(),
+    "imag": lambda a: a.imag,
+    "itemsize": lambda a: a.itemsize,
+    "mT": lambda a: a.mT,
+    "max": lambda a: a.max(axis=0),
+    "mean": lambda a: a.mean(axis=1, keepdims=True),
+    "min": lambda a: a.min(),
+    "nbytes": lambda a: a.nbytes,
+    "ndim": lambda a: a.ndim,
+    "prod": lambda a: a.prod(axis=1),
+    "ravel": lambda a: a.ravel(),
+    "real": lambda a: a.real,
+    "repeat": lambda a: a.repeat(2, axis=1),
+    "reshape": lambda a: a.reshape(3, 2),
+    "round": lambda a: a.round(1),
+    "shape": lambda a: a.shape,
+    "size": lambda a: a.size,
+    "squeeze": lambda a: a[None].squeeze(0),
+    "std": lambda a: a.std(axis=0),
+    "sum": lambda a: a.sum(axis=1),
+    "swapaxes": lambda a: a.swapaxes(0, 1),
+    "take": lambda a: a.take(np.array([2, 0]), axis=1),
+    "transpose": lambda a: a.transpose(1, 0),
+    "var": lambda a: a.var(),
+    "view": lambda a: a.view(),
+}
+
+# The rest, each with plausible arguments (numpy's attributes: None, read only): a
+# ShaxError naming it.
+REFUSED_NAMES: dict[str, tuple[Any, ...] | None] = {
+    "all": (), "any": (), "argpartition": (1,), "base": None, "byteswap": (), "choose": ([[0.0], [1.0]],),
+    "compress": ([True, False],), "ctypes": None, "cumprod": (), "cumsum": (), "data": None, "device": None,
+    "diagonal": (), "dump": ("x.pickle",), "dumps": (), "fill": (0.0,), "flags": None, "flat": None,
+    "getfield": (np.float32,), "item": (), "nonzero": (), "partition": (1,), "put": ([0], [1.0]), "resize": ((3, 2),),
+    "searchsorted": (0.5,), "setfield": (1.0, np.float32), "setflags": (False,), "sort": (), "strides": None,
+    "to_device": ("cpu",), "tobytes": (), "tofile": ("x.bin",), "tolist": (),
+}  # fmt: skip
+
+# numpy's names a tracer uses for something of its own: `x.trace` is the Trace recording x.
+CLASHES = {"trace"}
+
+# Index results are i32, JAX's default int, where numpy's are int64 (docs/architecture.md).
+INDEX_RESULTS = {"argmax", "argmin", "argsort"}
+
+PUBLIC = sorted(name for name in dir(np.ndarray) if not name.startswith("_"))
+
+
+def test_every_public_ndarray_name_is_classified() -> None:
+    assert not set(IMPLEMENTED) & set(REFUSED_NAMES)
+    assert [name for name in PUBLIC if name not in {*IMPLEMENTED, *REFUSED_NAMES, *CLASHES}] == []
+
+
+def on_a_tracer(call: Any, x: np.ndarray) -> Any:
+    """`call` on a tracer of x's type inside jit: its tensor result, or a Python value it gives."""
+    seen: list[Any] = []
+
+    def f(t: Any) -> Any:
+        out = call(t)
+        if isinstance(out, shax.Tracer):
+            return out
+        seen.append(out)
+        return t
+
+    result = shax.jit(f)(x)
+    return seen[0] if seen else result
+
+
+@pytest.mark.parametrize("name", sorted(IMPLEMENTED))
+def test_an_implemented_ndarray_name_gives_numpys_result(name: str) -> None:
+    ours, numpys = on_a_tracer(IMPLEMENTED[name], A), IMPLEMENTED[name](A)
+    if not isinstance(numpys, (np.ndarray, np.generic)):  # shape, size, dtype, ...
+        assert ours == numpys
+        return
+    dtype = np.dtype(np.int32) if name in INDEX_RESULTS else numpys.dtype
+    assert (np.asarray(ours).dtype, np.shape(ours)) == (dtype, numpys.shape)
+    np.testing.assert_allclose(ours, numpys, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_NAMES))
+def test_a_refused_ndarray_name_is_a_shax_error_naming_it(name: str) -> None:
+    args = REFUSED_NAMES[name]
+
+    def f(t: Any) -> Any:
+        found = getattr(t, name)
+        return found(*args) if args is not None else found
+
+    with pytest.raises(shax.ShaxError, match=f"^{name}(\\(\\))?: a traced f32\\[2, 3\\] ") as raised:
+        on_a_tracer(f, A)
+    assert "test_array_protocols.py:" in str(raised.value)
+    if args is None:  # an attribute: hasattr is False, as for any attribute a value lacks
+        assert isinstance(raised.value, AttributeError)
