@@ -374,6 +374,20 @@ class IndexUpdate:
         return result
 
 
+def _missing_update(name: str) -> Any:
+    def update(self: IndexUpdate, *args: Any, **kwargs: Any) -> Any:
+        raise _fail(f"x.at[...].{name} is not in shax (yet): it has set, add and get")
+
+    update.__name__ = update.__qualname__ = name
+    return update
+
+
+# JAX's other updates: each needs a scatter of its own (repeated positions multiply, or
+# keep the least), which shax has not.
+for _name in ("apply", "divide", "max", "min", "multiply", "power"):
+    setattr(IndexUpdate, _name, _missing_update(_name))
+
+
 def _lift(x: Any, value: np.ndarray) -> Any:
     """`value` as a constant of x's trace."""
     from shax.tracer import lift  # on use: the tracer mixes in array methods, which import this module
