@@ -61,14 +61,74 @@ class ArrayMethods:
             return _snp().transpose(self)
         return _snp().transpose(self, axes[0] if len(axes) == 1 else axes)
 
+    @property
+    def itemsize(self) -> int:
+        this: Any = self
+        return int(this.type.dtype.dtype.itemsize)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    def flatten(self, order: str = "C") -> Any:
+        _row_major("flatten", order)
+        return _snp().reshape(self, -1)
+
+    def ravel(self, order: str = "C") -> Any:
+        _row_major("ravel", order)
+        return _snp().reshape(self, -1)
+
+    def squeeze(self, axis: Any = None) -> Any:
+        return _snp().squeeze(self, axis)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Any:
+        return _snp().swapaxes(self, axis1, axis2)
+
+    def repeat(self, repeats: Any, axis: int | None = None) -> Any:
+        return _snp().repeat(self, repeats, axis)
+
+    def take(self, indices: Any, axis: int | None = None, out: None = None, mode: str | None = None) -> Any:
+        if out is not None:
+            raise at(ShaxValueError("take: out= is not supported (only numpy's default)"), current_source())
+        return _snp().take(self, indices, axis, mode)
+
+    def argsort(self, axis: int | None = -1, kind: str | None = None, order: Any = None, *, stable: Any = None) -> Any:
+        return _snp().argsort(self, axis, kind, order, stable=stable)
+
+    def clip(self, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - numpy's names
+        return _snp().clip(self, min, max)
+
+    def dot(self, b: Any) -> Any:
+        return _snp().dot(self, b)
+
+    # shax has real dtypes only: a value is its own real part and conjugate.
+
+    @property
+    def real(self) -> Any:
+        return self
+
+    @property
+    def imag(self) -> Any:
+        return _snp().zeros_like(self)
+
+    def conj(self) -> Any:
+        return self
+
+    def conjugate(self) -> Any:
+        return self
+
     def __len__(self) -> int:
-        shape = _shape(self)
-        if not shape:
-            raise at(ShaxTypeError("len() of a rank-0 tensor, which has no first axis"), current_source())
-        return shape[0]
+        return self._first_axis("len()")
 
     def __iter__(self) -> Iterator[Any]:
-        return (self[k] for k in range(len(self)))
+        return (self[k] for k in range(self._first_axis("iter()")))
+
+    def _first_axis(self, what: str) -> int:
+        shape = _shape(self)
+        if not shape:
+            this: Any = self
+            raise at(ShaxTypeError(f"{what}: a traced {this.type} has rank 0, so no first axis"), current_source())
+        return shape[0]
 
     def __getitem__(self, key: Any) -> Any:
         return index(self, key)
@@ -99,7 +159,7 @@ class ArrayMethods:
         return _logical("^", tc.ne, other, self)
 
     def __invert__(self) -> Any:
-        return _logical("~", lambda x, _: tc.logical_not(x), self, True)
+        return _logical("~", tc.logical_not, self)
 
     # numpy's // and % (floats; `shax.numpy.divmod` says how).
 
@@ -122,12 +182,18 @@ class ArrayMethods:
         return _snp().divmod(other, self)
 
 
-def _logical(symbol: str, function: Any, x: Any, y: Any) -> Any:
-    """`function` of two booleans (tensors or Python bools); on other dtypes an error."""
-    for operand in (x, y):
-        dtype = getattr(getattr(operand, "type", None), "dtype", None)
-        if not (isinstance(operand, bool) or (dtype is not None and dtype.name == "bool")):
-            what = dtype.name if dtype is not None else type(operand).__name__
-            message = f"{symbol}: shax has it for booleans only (the logical function), got a {what}"
-            raise at(ShaxTypeError(message), current_source())
-    return function(x, y)
+def _row_major(op: str, order: str) -> None:
+    """numpy's `order` must read the elements in C order, as shax's reshape does (a traced
+    value has no memory layout, so "A" and "K" are C)."""
+    if order not in ("C", "A", "K"):
+        raise at(ShaxValueError(f"{op}: order={order!r} is not supported (only C order)"), current_source())
+
+
+def _logical(symbol: str, function: Any, *operands: Any) -> Any:
+    """`function` of booleans (tensors or Python bools); on other dtypes an error."""
+    types = [getattr(operand, "type", None) for operand in operands]
+    if not all(isinstance(o, bool) or (t is not None and t.dtype.name == "bool") for o, t in zip(operands, types)):
+        got = " and ".join(str(t) if t is not None else type(o).__name__ for o, t in zip(operands, types))
+        message = f"{symbol}: shax has it for booleans only (the logical function; no bitwise integers), got {got}"
+        raise at(ShaxTypeError(message), current_source())
+    return function(*operands)

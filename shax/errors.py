@@ -16,6 +16,11 @@ class ShaxValueError(ShaxError, ValueError):
     """A static parameter or argument value is not acceptable."""
 
 
+class ShaxAttributeError(ShaxError, AttributeError):
+    """An attribute numpy's arrays have that a traced value has not (its memory's `flags`):
+    an AttributeError, so `hasattr` and `getattr(x, name, default)` still work."""
+
+
 def at(error: ShaxError, where: str | None) -> ShaxError:
     """The same error with the user's source location appended (once)."""
     if where is None or " (at " in str(error):

@@ -325,9 +325,10 @@ class IndexUpdates:
 
 
 class IndexUpdate:
-    """`x.at[key]`: `get()` is `x[key]`; `set(v)` and `add(v)` are new arrays, x with v
-    (broadcast to `x[key]`'s shape, cast to x's dtype as JAX casts it) written or added at
-    the elements `x[key]` reads."""
+    """`x.at[key]`, x a tracer or shax.numpy's Array (numpy values; an update runs the
+    same typeclass functions on them): `get()` is `x[key]`; `set(v)` and `add(v)` are new arrays, x with v
+        (broadcast to `x[key]`'s shape, cast to x's dtype as JAX casts it) written or added at
+        the elements `x[key]` reads."""
 
     __slots__ = ("key", "x")
 
@@ -335,7 +336,7 @@ class IndexUpdate:
         self.x, self.key = x, key
 
     def get(self) -> Any:
-        return index(self.x, self.key)
+        return self._like_x(index(self.x, self.key))
 
     def set(self, values: Any) -> Any:
         return self._update(tc.scatter, values)
@@ -349,19 +350,42 @@ class IndexUpdate:
         positions = index(np.arange(x_size, dtype=np.int32).reshape(shape), self.key)
         target = tuple(tc.shape(positions))
         x_type = _traced_type(self.x)
-        assert x_type is not None, "x.at is a tracer's"
+        dtype = self.x.dtype if x_type is None else x_type.dtype.numpy
         t = _traced_type(values)
         if t is None:  # a constant: broadcast where it is used, not stored broadcast
-            values = _lift(self.x, _array("at", values, x_type.dtype.numpy))
-        elif t.dtype != x_type.dtype:
-            values = tc.convert_element_type(values, x_type.dtype.numpy)
+            values = _array("at", values, dtype)
+            if x_type is not None:
+                values = _lift(self.x, values)
+        elif t.dtype != dtype:
+            values = tc.convert_element_type(values, dtype)
         own = tuple(tc.shape(values))
         if len(own) > len(target) or any(m not in (1, n) for m, n in zip(own[::-1], target[::-1])):
             raise _fail(f"cannot broadcast values of shape {own} to the indexed shape {target}", ShaxValueError)
         flat = [math.prod(target)]
         values = tc.reshape(tc.broadcast_to(values, target), flat)
         written = write(tc.reshape(self.x, [x_size]), tc.reshape(positions, flat), values, 0, 0)
-        return tc.reshape(written, list(shape))
+        return self._like_x(tc.reshape(written, list(shape)))
+
+    def _like_x(self, result: Any) -> Any:
+        """A numpy result as x's own array class (shax.numpy's Array keeps its `.at`); a
+        tracer (x's, or the values' when they are traced) as it is."""
+        if isinstance(result, np.ndarray) and isinstance(self.x, np.ndarray):
+            return result.view(type(self.x))
+        return result
+
+
+def _missing_update(name: str) -> Any:
+    def update(self: IndexUpdate, *args: Any, **kwargs: Any) -> Any:
+        raise _fail(f"x.at[...].{name} is not in shax (yet): it has set, add and get")
+
+    update.__name__ = update.__qualname__ = name
+    return update
+
+
+# JAX's other updates: each needs a scatter of its own (repeated positions multiply, or
+# keep the least), which shax has not.
+for _name in ("apply", "divide", "max", "min", "multiply", "power"):
+    setattr(IndexUpdate, _name, _missing_update(_name))
 
 
 def _lift(x: Any, value: np.ndarray) -> Any:

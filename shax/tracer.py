@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
@@ -25,6 +25,7 @@ import typeclasses as tc
 from shax import numpy_dispatch
 from shax.array_methods import ArrayMethods
 from shax.array_methods_reductions import ReductionMethods
+from shax.array_protocols import ArrayProtocols
 from shax.errors import ShaxError, ShaxTypeError, at, named
 from shax.location import current_attribution, current_source
 from shax.primitive import Arg, DerivedInstance, Primitive, from_user_args, primitive_method
@@ -98,7 +99,7 @@ def tracing() -> bool:
     return _depth.get() > 0
 
 
-class Tracer(ArrayMethods, ReductionMethods, Operators):
+class Tracer(ArrayMethods, ArrayProtocols, ReductionMethods, Operators):
     __slots__ = ("trace", "prim", "args", "type", "source", "origin")
 
     def __init__(
@@ -131,36 +132,6 @@ class Tracer(ArrayMethods, ReductionMethods, Operators):
 
     def __repr__(self) -> str:
         return f"Tracer({self.type})"
-
-    def _concrete(self, what: str) -> NoReturn:
-        where = current_source()
-        raise at(
-            ShaxTypeError(
-                f"{what} needs a concrete value, but this is a traced {self.type}: Python's "
-                "`if`, `while`, `and` and `or` cannot branch on it; choose elementwise with "
-                "select(pred, on_true, on_false) (or min/max) instead"
-            ),
-            where,
-        )
-
-    def __bool__(self) -> bool:
-        self._concrete("bool()")
-
-    def __hash__(self) -> int:
-        # `==` is elementwise (numpy's), so a tracer cannot be a dict key or set member.
-        raise at(ShaxTypeError(f"a traced {self.type} is not hashable (`==` on it is elementwise)"), current_source())
-
-    def __float__(self) -> float:
-        self._concrete("float()")
-
-    def __int__(self) -> int:
-        self._concrete("int()")
-
-    def __index__(self) -> int:
-        self._concrete("using a tensor as an index")
-
-    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
-        self._concrete("converting to a numpy array")
 
     # numpy's functions and ufuncs on a tracer run shax.numpy's (`ndarray * tracer` too,
     # numpy's operator calling its ufunc, which comes here).

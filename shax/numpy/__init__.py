@@ -1,11 +1,23 @@
 """numpy's names and signatures over shax (`import shax.numpy as snp`), like `jax.numpy`:
-each function takes numpy values and tracers alike, one private submodule per area."""
+each function takes numpy values and tracers alike, one private submodule per area. On
+numpy values a function returns an `Array` where numpy returns an ndarray: numpy's
+array with JAX's `.at[...]` updates (`_ndarray`), so code written for tracers runs on it."""
 
-from shax.numpy import _arrays, _einsum, _elementwise, _indexing, _reductions
+from typing import Any
+
+from shax.numpy import _arrays, _einsum, _elementwise, _indexing, _ndarray, _reductions
 from shax.numpy._arrays import *  # noqa: F403
 from shax.numpy._einsum import *  # noqa: F403
 from shax.numpy._elementwise import *  # noqa: F403
 from shax.numpy._indexing import *  # noqa: F403
+from shax.numpy._ndarray import *  # noqa: F403
 from shax.numpy._reductions import *  # noqa: F403
 
-__all__ = [*_arrays.__all__, *_einsum.__all__, *_elementwise.__all__, *_indexing.__all__, *_reductions.__all__]
+_FUNCTIONS = [*_arrays.__all__, *_einsum.__all__, *_elementwise.__all__, *_indexing.__all__, *_reductions.__all__]
+__all__ = [*_FUNCTIONS, *_ndarray.__all__]
+
+# Each function of the submodules, its numpy arrays returned as Arrays; the submodules
+# call each other's unwrapped functions, so a result is wrapped once, here.
+_names: dict[str, Any] = globals()
+for _name in _FUNCTIONS:
+    _names[_name] = _ndarray.returning_arrays(_names[_name])

@@ -162,11 +162,27 @@ def _operands(op: str, x1: Any, x2: Any) -> tuple[Any, Any]:
 mod = remainder
 
 
-def round(a: Any, decimals: int = 0) -> Any:  # noqa: A001 - numpy's name
-    """numpy's `round` to whole numbers, halves to the even one; only `decimals=0`."""
-    if decimals != 0:
-        raise at(ShaxValueError(f"round: only decimals=0 is supported, got decimals={decimals!r}"), current_source())
-    return tc.round(as_array(a))
+def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001 - numpy's name
+    """numpy's `round` to `decimals` places (negative: to tens, hundreds, ...), halves to
+    the even one, computed as numpy computes it, with the scale in a's dtype:
+    rint(a · 10^d) / 10^d, or rint(a / 10^-d) · 10^-d. Integers are their own rounding."""
+    if out is not None:
+        raise at(ShaxValueError("round: out= is not supported (only numpy's default)"), current_source())
+    a = as_array(a)
+    if _is_integer(a):
+        if decimals < 0:
+            message = f"round: decimals={decimals} of integers is not supported (only decimals >= 0)"
+            raise at(ShaxValueError(message), current_source())
+        return a
+    if decimals == 0:
+        return tc.round(a)
+    scale = 10.0 ** (decimals if decimals > 0 else -decimals)  # not abs: this module's abs is numpy's
+    return tc.round(a * scale) / scale if decimals > 0 else tc.round(a / scale) * scale
+
+
+def _is_integer(a: Any) -> bool:
+    # A tracer's dtype stands in for numpy's, which np.dtype reads.
+    return np.dtype(getattr(a, "dtype", None) or np.asarray(a).dtype).kind in "iub"
 
 
 def clip(a: Any, a_min: Any, a_max: Any) -> Any:
@@ -181,6 +197,23 @@ def clip(a: Any, a_min: Any, a_max: Any) -> Any:
     return tc.clip(a, as_array(a_min), as_array(a_max))
 
 
-def where(condition: Any, x: Any, y: Any, /) -> Any:
-    """numpy's three-argument `where`: x where condition holds, else y, the three broadcast."""
+def where(condition: Any, x: Any = None, y: Any = None, /) -> Any:
+    """numpy's `where`: x where condition holds, else y, the three broadcast. With the
+    condition alone, numpy's `nonzero(condition)` of a numpy value; a traced condition's
+    nonzero positions have a data-dependent shape, which shax cannot type."""
+    if x is None and y is None:
+        return _nonzero(as_array(condition))
+    if x is None or y is None:
+        raise at(ShaxValueError("where: give both x and y, or neither"), current_source())
     return tc.where(as_array(condition), as_array(x), as_array(y))
+
+
+def _nonzero(condition: Any) -> Any:
+    t = getattr(condition, "type", None)
+    if t is not None:
+        message = (
+            f"where: one-argument where of a traced {t} has a data-dependent shape: use where(condition, x, y) "
+            "(JAX's nonzero(..., size=) with a static size is not in shax)"
+        )
+        raise at(ShaxTypeError(message), current_source())
+    return np.nonzero(condition)
