@@ -123,7 +123,7 @@ def _unsupported(op: str, **options: Any) -> None:
 def _reduce(op: str, reduce: Callable[[Any, list[int]], Any], a: Any, axis: Axis, keepdims: bool) -> Any:
     a = _operand(a)
     shape = tc.shape(a)
-    axes = _axes(op, shape, axis)
+    axes = reduction_axes(op, shape, axis)
     out = reduce(a, axes)
     return tc.reshape(out, _kept(shape, axes)) if _flag(op, keepdims) else out
 
@@ -136,7 +136,7 @@ def _arg(op: str, reduce: Callable[[Any, int], Any], a: Any, axis: int | None, k
         return tc.reshape(out, [1] * len(shape)) if _flag(op, keepdims) else out
     if isinstance(axis, tuple):
         raise _error(ShaxTypeError(f"{op}: axis must be an int or None, got the tuple {axis}"))
-    (a_axis,) = _axes(op, shape, axis)
+    (a_axis,) = reduction_axes(op, shape, axis)
     out = reduce(a, a_axis)
     return tc.reshape(out, _kept(shape, [a_axis])) if _flag(op, keepdims) else out
 
@@ -180,7 +180,7 @@ def _ddof(op: str, ddof: Any, correction: Any) -> int:
     return operator.index(ddof)
 
 
-def _axes(op: str, shape: tuple[int, ...], axis: Axis) -> list[int]:
+def reduction_axes(op: str, shape: tuple[int, ...], axis: Axis) -> list[int]:
     """numpy's `axis` as distinct axes in [0, rank): None is every axis, negatives count
     from the end; an axis out of range or given twice is an error, as in numpy."""
     rank = len(shape)
