@@ -25,11 +25,13 @@ REFUSED: dict[type, tuple[str, str]] = {
 }
 
 
-def refusal(op: str, value: Any) -> ShaxTypeError | None:
-    """The error for `value` given to `op` if it is a refused subclass, else None."""
+def refusal(op: str | None, value: Any) -> ShaxTypeError | None:
+    """The error for `value` given to `op` (None: the caller names it) if it is a refused
+    subclass, else None."""
     for cls, (name, instead) in REFUSED.items():
         if isinstance(value, cls):
-            return ShaxTypeError(f"{op}: does not take {name} (its operations are not an ndarray's); pass {instead}")
+            message = f"does not take {name} (its operations are not an ndarray's); pass {instead}"
+            return ShaxTypeError(message if op is None else f"{op}: {message}")
     return None
 
 
@@ -43,3 +45,22 @@ def refuse_array_subclass(op: str, *values: Any) -> None:
                 error = refusal(op, item)
                 if error is not None:
                     raise at(error, current_source())
+
+
+class RefusingInstance:
+    """The typeclass instance of the refused subclasses: every typeclass function given
+    one (alone, or with tracers, whose instance would otherwise lift it as a constant)
+    refuses it. Its level is above any trace's, so that it is the one picked."""
+
+    def level(self, value: Any) -> int:
+        return 2**31
+
+    def __getattr__(self, method: str) -> Any:
+        if method.startswith("__"):  # protocols probed by copy, pickle, ...: not typeclass functions
+            raise AttributeError(method)
+
+        def refuse(*operands: Any) -> Any:
+            refuse_array_subclass(method, *operands)
+            raise AssertionError(f"{method}: no refused subclass among {operands!r}")  # pick chose this instance
+
+        return refuse

@@ -1,6 +1,14 @@
 """numpy's names and signatures over shax (`import shax.numpy as snp`), like `jax.numpy`:
-each function takes numpy values and tracers alike, one private submodule per area."""
+each function takes numpy values and tracers alike, one private submodule per area.
 
+Each refuses `np.matrix` and masked arrays among its arguments (`shax.array_subclasses`
+says why) by its own name, before it reads them."""
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from shax.array_subclasses import refuse_array_subclass
 from shax.numpy import _arrays, _einsum, _elementwise, _indexing, _reductions
 from shax.numpy._arrays import *  # noqa: F403
 from shax.numpy._einsum import *  # noqa: F403
@@ -9,3 +17,18 @@ from shax.numpy._indexing import *  # noqa: F403
 from shax.numpy._reductions import *  # noqa: F403
 
 __all__ = [*_arrays.__all__, *_einsum.__all__, *_elementwise.__all__, *_indexing.__all__, *_reductions.__all__]
+
+
+def _refusing_subclasses(function: Callable[..., Any]) -> Callable[..., Any]:
+    name = function.__name__
+
+    @functools.wraps(function)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        refuse_array_subclass(name, *args, *kwargs.values())
+        return function(*args, **kwargs)
+
+    return checked
+
+
+for _name in __all__:
+    globals()[_name] = _refusing_subclasses(globals()[_name])

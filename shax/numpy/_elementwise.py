@@ -1,11 +1,13 @@
 """`shax.numpy`'s elementwise functions: numpy's names and positional signatures over the
 typeclass functions, so that each runs on numpy values (numpy's results) and on tracers
 (one primitive, or a default definition's few). Lists and tuples are read as arrays, as
-numpy reads them. numpy's `out=`, `where=` and `dtype=` keywords are not taken.
+numpy reads them. numpy's ufunc keywords are taken as `shax.numpy._options` says:
+`casting` and `order` validated, `out=`, `where=`, `dtype=` refused unless at their defaults.
 """
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any
 
 import numpy as np
@@ -13,6 +15,7 @@ import numpy as np
 import typeclasses as tc
 from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
+from shax.numpy._options import ufunc_options, unsupported
 
 __all__ = [
     "abs", "absolute", "add", "arccos", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "clip",
@@ -23,18 +26,23 @@ __all__ = [
 ]  # fmt: skip
 
 
-def as_array(x: Any) -> Any:
-    """A list or tuple as the array numpy makes of it; any other operand as it is."""
+def as_array(x: Any, op: str | None = None) -> Any:
+    """A list or tuple as the array numpy makes of it; any other operand as it is. What
+    numpy cannot read is a ShaxError naming `op`: a ragged list (numpy's ValueError) a
+    ShaxValueError, values of no number type a ShaxTypeError."""
     if not isinstance(x, (list, tuple)):
         return x
     try:
         return np.asarray(x)
-    except (TypeError, ValueError) as error:  # ragged lists, bytes numpy cannot decode
-        raise at(ShaxTypeError(f"cannot read {x!r} as an array: numpy: {error}"), current_source()) from None
+    except (TypeError, ValueError) as error:
+        kind = ShaxValueError if isinstance(error, ValueError) else ShaxTypeError
+        message = f"cannot read {reprlib.repr(x)} as an array: numpy: {error}"
+        raise at(kind(message if op is None else f"{op}: {message}"), current_source()) from None
 
 
 def _unary(function: Any, name: str) -> Any:
-    def apply(x: Any, /) -> Any:
+    def apply(x: Any, /, **options: Any) -> Any:
+        ufunc_options(name, options)
         return function(as_array(x))
 
     apply.__name__ = apply.__qualname__ = name
@@ -43,7 +51,8 @@ def _unary(function: Any, name: str) -> Any:
 
 
 def _binary(function: Any, name: str) -> Any:
-    def apply(x1: Any, x2: Any, /) -> Any:
+    def apply(x1: Any, x2: Any, /, **options: Any) -> Any:
+        ufunc_options(name, options)
         return function(as_array(x1), as_array(x2))
 
     apply.__name__ = apply.__qualname__ = name
@@ -75,44 +84,53 @@ logical_and, logical_or = _binary(tc.logical_and, "logical_and"), _binary(tc.log
 fmod = _binary(tc.rem, "fmod")
 
 
-def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:  # noqa: A001 - numpy's name
+def divmod(x1: Any, x2: Any, /, **options: Any) -> tuple[Any, Any]:  # noqa: A001 - numpy's name
     """numpy's divmod of floats, (x1 // x2, x1 % x2), from fmod as numpy computes it (and
     JAX): q = (x1 − fmod) / x2 rounded, one less and the remainder moved by x2 where the
     remainder's sign is not x2's. Not floor(x1 / x2): 1 // 0.1 is 9, 1 / 0.1 is 10."""
+    return _divmod("divmod", x1, x2, options)
+
+
+def _divmod(op: str, x1: Any, x2: Any, options: dict[str, Any]) -> tuple[Any, Any]:
+    ufunc_options(op, options)
     x1, x2 = as_array(x1), as_array(x2)
     if not any(hasattr(v, "type") for v in (x1, x2)):  # numpy values: numpy's own, ints too
         try:
             return np.divmod(x1, x2)
+        except OverflowError as error:  # a Python int no dtype of numpy's holds (10**400, 2**63 for i32)
+            raise at(ShaxValueError(f"{op}: numpy: {error}"), current_source()) from None
         except (TypeError, ValueError) as error:
-            raise at(ShaxTypeError(f"divmod: numpy: {error}"), current_source()) from None
+            raise at(ShaxTypeError(f"{op}: numpy: {error}"), current_source()) from None
     mod = tc.rem(x1, x2)
     div = (x1 - mod) / x2
     moved = tc.logical_and(tc.ne(mod, 0.0), tc.ne(tc.signum(x2), tc.signum(mod)))
     return tc.round(tc.where(moved, div - 1.0, div)), tc.where(moved, mod + x2, mod)
 
 
-def floor_divide(x1: Any, x2: Any, /) -> Any:
+def floor_divide(x1: Any, x2: Any, /, **options: Any) -> Any:
     """numpy's `//` (of floats, on tracers): `divmod`'s quotient."""
-    return divmod(x1, x2)[0]
+    return _divmod("floor_divide", x1, x2, options)[0]
 
 
-def remainder(x1: Any, x2: Any, /) -> Any:
+def remainder(x1: Any, x2: Any, /, **options: Any) -> Any:
     """numpy's `%` (of floats, on tracers): `divmod`'s remainder, with x2's sign."""
-    return divmod(x1, x2)[1]
+    return _divmod("remainder", x1, x2, options)[1]
 
 
 mod = remainder
 
 
-def round(a: Any, decimals: int = 0) -> Any:  # noqa: A001 - numpy's name
+def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001 - numpy's name
     """numpy's `round` to whole numbers, halves to the even one; only `decimals=0`."""
+    unsupported("round", "out", out, None)
     if decimals != 0:
         raise at(ShaxValueError(f"round: only decimals=0 is supported, got decimals={decimals!r}"), current_source())
     return tc.round(as_array(a))
 
 
-def clip(a: Any, a_min: Any, a_max: Any) -> Any:
+def clip(a: Any, a_min: Any, a_max: Any, out: None = None, **options: Any) -> Any:
     """numpy's `clip`: min(max(a, a_min), a_max); either bound may be None (not both)."""
+    ufunc_options("clip", {"out": out, **options})
     a = as_array(a)
     if a_min is None and a_max is None:
         raise at(ShaxValueError("clip: a_min and a_max are both None: give at least one"), current_source())
