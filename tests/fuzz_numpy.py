@@ -98,7 +98,8 @@ NN_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
 
 
 def default_call(name: str, function: Callable[..., Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    required = [p for p in inspect.signature(function).parameters.values() if p.default is p.empty]
+    parameters = inspect.signature(function).parameters.values()
+    required = [p for p in parameters if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     assert all(p.kind is p.POSITIONAL_ONLY for p in required), f"{name}: spell out its call in NUMPY_CALLS"
     return tuple(A23 + 0.5 for _ in required), {}
 

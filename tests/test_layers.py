@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: list[tuple[str, ...]] = [
     ("typeclasses",),
     ("shax.errors", "shax.types", "shax.primitive", "shax.ir", "shax.location", "shax.gcpause", "shax.pytree",
-     "shax.well_typed", "shax.typeclass_errors"),
+     "shax.well_typed", "shax.typeclass_errors", "shax.array_subclasses"),
     ("shax.rules",),
     ("shax.primitives", "shax.extend"),
     ("shax.printing", "shax.builder"),
