@@ -181,8 +181,13 @@ def test_divmod_by_a_huge_int_gives_numpys_value() -> None:
         expected = np.divmod(x, bound)
         np.testing.assert_array_equal(quotient, expected[0])
         np.testing.assert_array_equal(remainder, expected[1])
+    traced = shax.jit(lambda v: snp.divmod(v, 2**63))(x)
+    np.testing.assert_array_equal(traced[0], np.divmod(x, 2**63)[0])
+    np.testing.assert_array_equal(traced[1], np.divmod(x, 2**63)[1])
     with pytest.raises(shax.ShaxValueError, match=rf"^divmod: .*{CALLER}"):
         snp.divmod(x, 10**400)  # numpy: OverflowError
+    with pytest.raises(shax.ShaxValueError, match=rf"^floor_divide: .*{CALLER}"):
+        shax.jit(lambda v: snp.floor_divide(v, 10**400))(x)
     with pytest.raises(shax.ShaxValueError, match=rf"^divmod: .*{CALLER}"):
         snp.divmod(np.ones(3, np.int32), 2**63)
 

@@ -101,10 +101,24 @@ def _divmod(op: str, x1: Any, x2: Any, options: dict[str, Any]) -> tuple[Any, An
             raise at(ShaxValueError(f"{op}: numpy: {error}"), current_source()) from None
         except (TypeError, ValueError) as error:
             raise at(ShaxTypeError(f"{op}: numpy: {error}"), current_source()) from None
+    # A Python number is weak: the other operand's float, as numpy's promotion makes it (its
+    # np.sign would otherwise be an f64, or a u64 for 2**63, which no f32 tracer joins).
+    if isinstance(x1, (int, float)) or isinstance(x2, (int, float)):
+        traced = x2 if isinstance(x1, (int, float)) else x1
+        x1, x2 = (_weak(op, x, traced) if isinstance(x, (int, float)) else x for x in (x1, x2))
     mod = tc.rem(x1, x2)
     div = (x1 - mod) / x2
     moved = tc.logical_and(tc.ne(mod, 0.0), tc.ne(tc.signum(x2), tc.signum(mod)))
     return tc.round(tc.where(moved, div - 1.0, div)), tc.where(moved, mod + x2, mod)
+
+
+def _weak(op: str, number: float, traced: Any) -> Any:
+    """`number` in the dtype of the traced operand beside it."""
+    try:
+        return np.asarray(float(number), np.dtype(traced.dtype.numpy))
+    except OverflowError as error:
+        message = f"{op}: the Python int {reprlib.repr(number)} is beyond every float ({error})"
+        raise at(ShaxValueError(message), current_source()) from None
 
 
 def floor_divide(x1: Any, x2: Any, /, **options: Any) -> Any:
