@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
+from shax.array_subclasses import REFUSED, RefusingInstance
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
 from shax.location import current_source
 from shax.primitive import DerivedInstance, Primitive, from_user_args, implementing, primitive_method
@@ -137,3 +138,5 @@ for _method in vars(tc.Instance).keys() & vars(type(numpy_instance)).keys() - {"
 
 checked_numpy_instance = CheckedNumpyInstance()
 tc.register_instance(checked_numpy_instance, *NUMPY_TYPES)
+# np.matrix and masked arrays are ndarrays whose operations are not an ndarray's: refused.
+tc.register_instance(RefusingInstance(), *REFUSED)

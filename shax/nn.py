@@ -2,6 +2,14 @@
 values and gradients, written with the typeclass functions and `shax.numpy`: each runs
 on numpy values and on tracers, and differentiates again.
 
+Integer and bool inputs of the float functions (all but `relu` and `one_hot`) are computed
+in f32, JAX's default float: converted first, so that no arithmetic wraps around in u8
+(numpy's `1 + exp(-x)` of a u8 array is f16, its softplus inf). jax.nn's softplus, gelu
+and logsumexp promote so; its sigmoid and silu refuse integers, which here promote too,
+for one rule across the module. `relu` keeps an integer dtype (bools become i32, as
+JAX's). Float dtypes are kept (f16 on numpy values too); complex inputs are refused:
+shax has no complex dtype, and numpy's formulas would drop the imaginary part.
+
 The shifts that keep `softmax`, `log_softmax` and `logsumexp` from overflowing subtract
 the maximum along the axis: its derivative cancels exactly (d(x − m) summed against a
 softmax gives dx), so the gradient is JAX's, which stops it instead.
@@ -16,8 +24,10 @@ import numpy as np
 
 import shax.numpy as snp
 import typeclasses as tc
-from shax.errors import ShaxTypeError, at
+from shax.array_subclasses import refuse_array_subclass
+from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
+from shax.numpy._reductions import reduction_axes
 from shax.tracer import Tracer
 
 __all__ = ["gelu", "log_softmax", "logsumexp", "one_hot", "relu", "sigmoid", "silu", "softmax", "softplus"]
@@ -26,9 +36,11 @@ Axis = int | tuple[int, ...] | None
 
 
 def relu(x: Any) -> Any:
-    """max(x, 0), with derivative 0 at 0 (JAX's)."""
-    x = _operand("relu", x)
-    return tc.select(snp.greater(x, 0.0), x, 0.0)
+    """max(x, 0), NaN at NaN, with derivative 0 wherever x > 0 fails: at 0 and NaN (JAX's)."""
+    x = _operand("relu", x, floating=False)
+    # NaN passes through as in JAX's max(x, 0), but its branch carries no derivative.
+    below = tc.select(snp.not_equal(x, x), tc.stop_gradient(x), 0)
+    return tc.select(snp.greater(x, 0), x, below)
 
 
 def sigmoid(x: Any) -> Any:
@@ -67,7 +79,7 @@ def logsumexp(a: Any, axis: Axis = None, keepdims: bool = False) -> Any:
     m = snp.max(a, axis=axis, keepdims=True)
     m = snp.where(abs(m) < np.inf, m, 0.0)
     total = m + tc.log(snp.sum(tc.exp(a - m), axis=axis, keepdims=True))
-    return total if keepdims else snp.squeeze(total, axis=_axes(a, axis))
+    return total if keepdims else snp.squeeze(total, axis=tuple(reduction_axes("logsumexp", tc.shape(a), axis)))
 
 
 def log_softmax(x: Any, axis: Axis = -1) -> Any:
@@ -86,25 +98,54 @@ def softmax(x: Any, axis: Axis = -1) -> Any:
 
 def one_hot(x: Any, num_classes: int, dtype: Any = np.float32, axis: int = -1) -> Any:
     """1 where x equals the class of the new axis (at `axis`), else 0: integer labels to rows."""
-    x = _operand("one_hot", x)
+    x = _operand("one_hot", x, floating=False)
     num_classes, axis = _int("one_hot", num_classes, "num_classes"), _int("one_hot", axis, "axis")
-    rank = len(tc.shape(x)) + 1
+    shape = tc.shape(x)
+    if not 0 <= num_classes * math.prod(shape) <= np.iinfo(np.intp).max:
+        message = f"one_hot: num_classes={num_classes} for labels of shape {tuple(shape)} is no array size"
+        raise at(ShaxValueError(message), current_source())
+    rank = len(shape) + 1
     position = axis % rank if -rank <= axis < rank else rank  # out of range: expand_dims says so
+    dtype_of_labels = _numpy_dtype(x)
+    if dtype_of_labels.kind in "iu" and np.iinfo(dtype_of_labels).max < num_classes - 1:
+        # More classes than the labels' dtype counts (300 for u8): labels in one that does.
+        dtype_of_labels = np.dtype(np.int32 if num_classes <= 2**31 else np.int64)
+        x = tc.convert_element_type(x, dtype_of_labels)
     labels = snp.expand_dims(x, position)
     # The classes in the labels' dtype (i64 from numpy, i32, u8): comparing joins no two dtypes.
-    classes = np.arange(num_classes, dtype=_numpy_dtype(x)).reshape([-1 if k == position else 1 for k in range(rank)])
+    try:
+        classes = np.arange(num_classes, dtype=dtype_of_labels)
+    except MemoryError:
+        raise at(
+            ShaxValueError(f"one_hot: num_classes={num_classes}: too many to allocate"), current_source()
+        ) from None
+    classes = classes.reshape([-1 if k == position else 1 for k in range(rank)])
     hit = snp.equal(labels, classes)
     return tc.select(hit, snp.ones(tc.shape(hit), dtype), snp.zeros(tc.shape(hit), dtype))
 
 
-def _operand(op: str, x: Any) -> Any:
+def _operand(op: str, x: Any, floating: bool = True) -> Any:
     """x, which must be an array, a number or a tracer (as JAX's, which refuse lists): the
-    functions apply Python's operators to it, whose errors on other values are no ShaxError."""
+    functions apply Python's operators to it, whose errors on other values are no ShaxError.
+    Not complex (module docstring); `floating`: integers and bools in f32, else bools in i32."""
     if not isinstance(x, (np.ndarray, np.generic, bool, int, float, Tracer)):
         raise at(
             ShaxTypeError(f"{op}: expects an array, a number or a tracer, got {type(x).__name__}"), current_source()
         )
+    refuse_array_subclass(op, x)
+    dtype = _numpy_dtype(x)
+    if dtype.kind == "c":
+        message = f"{op}: {dtype} is not supported (shax has no complex dtype; pass the real and imaginary parts)"
+        raise at(ShaxTypeError(message), current_source())
+    if floating and dtype.kind in "biu":
+        return _converted(x, np.dtype(np.float32))
+    if not floating and dtype.kind == "b":
+        return _converted(x, np.dtype(np.int32))
     return x
+
+
+def _converted(x: Any, dtype: np.dtype) -> Any:
+    return tc.convert_element_type(x, dtype) if isinstance(x, Tracer) else np.asarray(x, dtype)
 
 
 def _int(op: str, value: Any, what: str) -> int:
@@ -117,10 +158,3 @@ def _numpy_dtype(x: Any) -> np.dtype:
     """x's element type as numpy's: a tracer's shax dtype names it; a Python int is numpy's int64."""
     dtype = getattr(x, "dtype", None)
     return np.dtype(getattr(dtype, "numpy", dtype)) if dtype is not None else np.result_type(x)
-
-
-def _axes(a: Any, axis: Axis) -> tuple[int, ...]:
-    rank = len(tc.shape(a))
-    if axis is None:
-        return tuple(range(rank))
-    return (axis,) if isinstance(axis, int) else tuple(axis)

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from shax.array_subclasses import refusal
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
 
@@ -158,6 +159,10 @@ class TensorType:
         """The type of a numpy array or scalar, or of a Python number alone (a float is f32,
         an int i32: one that does not fit is an error)."""
         if isinstance(value, (np.ndarray, np.generic)):  # first: np.float64 is a Python float too
+            if type(value) is not np.ndarray and isinstance(value, np.ndarray):
+                refused = refusal(None, value)
+                if refused is not None:
+                    raise refused
             return _array_type(value.dtype, value.shape)
         if isinstance(value, (bool, int, float)):
             return TensorType(weak_dtype(value, None), ())

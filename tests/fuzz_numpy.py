@@ -85,6 +85,8 @@ NUMPY_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "ones_like": ((A23,), {}),
     "full_like": ((A23, 1.5), {}),
     "empty_like": ((A23,), {}),
+    "asarray": ((A23,), {}),
+    "array": ((A23,), {"ndmin": 3}),
     "arange": ((1, 7, 2), {"dtype": np.float32}),
     "eye": ((3, 2, 1), {"dtype": np.float32}),
     "linspace": ((0.0, 1.0, 5), {"endpoint": False, "dtype": np.float32}),
@@ -100,7 +102,8 @@ NN_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
 
 
 def default_call(name: str, function: Callable[..., Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    required = [p for p in inspect.signature(function).parameters.values() if p.default is p.empty]
+    parameters = inspect.signature(function).parameters.values()
+    required = [p for p in parameters if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     assert all(p.kind is p.POSITIONAL_ONLY for p in required), f"{name}: spell out its call in NUMPY_CALLS"
     return tuple(A23 + 0.5 for _ in required), {}
 
@@ -236,6 +239,15 @@ METHOD_CALLS: dict[str, tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any
         for name in ("sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin")
     },
     "at": (lambda x, key, v: x.at[key].add(v), (A23, (slice(None), [0, 2]), 1.5), {}),
+    **{name: (attribute(name), (A23,), {}) for name in ("real", "imag", "itemsize", "nbytes")},
+    **{name: (method(name), (A23,), {}) for name in ("flatten", "ravel", "conj", "conjugate")},
+    "squeeze": (method("squeeze"), (A23[:1],), {}),
+    "swapaxes": (method("swapaxes"), (A23, 0, 1), {}),
+    "repeat": (method("repeat"), (A23, 2), {"axis": 1}),
+    "take": (method("take"), (A23, np.array([2, 0])), {"axis": 1}),
+    "argsort": (method("argsort"), (A23,), {"axis": 1}),
+    "clip": (method("clip"), (A23, -0.5, 0.5), {}),
+    "dot": (method("dot"), (A23, A23.T), {}),
     **{f"x {symbol} y": (function, (A23, A23[0] + 0.5), {}) for symbol, function in OPERATORS.items()},
     "x @ y": (operator.matmul, (A23, A23.T), {}),
 }
@@ -257,6 +269,9 @@ def public_methods() -> set[str]:
     return names | {"__len__", "__iter__", "__getitem__"}
 
 
-NUMPY: dict[str, Call] = {name: numpy_call(name, NUMPY_CALLS, snp) for name in snp.__all__}
+# Every function of shax.numpy (not its array class, snp.ndarray).
+NUMPY: dict[str, Call] = {
+    name: numpy_call(name, NUMPY_CALLS, snp) for name in snp.__all__ if not isinstance(getattr(snp, name), type)
+}
 NN: dict[str, Call] = {name: numpy_call(name, NN_CALLS, shax.nn) for name in shax.nn.__all__}
 METHODS: dict[str, Call] = {name: method_call(*row) for name, row in METHOD_CALLS.items()}

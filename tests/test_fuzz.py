@@ -366,6 +366,7 @@ STRATEGIES: dict[str, Call] = {
 NOT_CALLED_IN_NAMESPACES = {
     "testing.NotSmooth": "an exception class",
     "testing.strategies.Program": "made by programs(), for users to read (and annotate with)",
+    "numpy.ndarray": "the class of shax.numpy's arrays (numpy's with .at), made by asarray and array",
 }
 
 # shax.export and jit's XLA backend, when JAX (the `xla` extra) is installed.

@@ -1,10 +1,16 @@
 """numpy's names and signatures over shax (`import shax.numpy as snp`), like `jax.numpy`:
 each function takes numpy values and tracers alike, one private submodule per area. On
 numpy values a function returns an `Array` where numpy returns an ndarray: numpy's
-array with JAX's `.at[...]` updates (`_ndarray`), so code written for tracers runs on it."""
+array with JAX's `.at[...]` updates (`_ndarray`), so code written for tracers runs on it.
 
+Each refuses `np.matrix` and masked arrays among its arguments (`shax.array_subclasses`
+says why) by its own name, before it reads them."""
+
+import functools
+from collections.abc import Callable
 from typing import Any
 
+from shax.array_subclasses import refuse_array_subclass
 from shax.numpy import _arrays, _einsum, _elementwise, _indexing, _ndarray, _reductions
 from shax.numpy._arrays import *  # noqa: F403
 from shax.numpy._einsum import *  # noqa: F403
@@ -16,8 +22,21 @@ from shax.numpy._reductions import *  # noqa: F403
 _FUNCTIONS = [*_arrays.__all__, *_einsum.__all__, *_elementwise.__all__, *_indexing.__all__, *_reductions.__all__]
 __all__ = [*_FUNCTIONS, *_ndarray.__all__]
 
-# Each function of the submodules, its numpy arrays returned as Arrays; the submodules
-# call each other's unwrapped functions, so a result is wrapped once, here.
+
+def _refusing_subclasses(function: Callable[..., Any]) -> Callable[..., Any]:
+    name = function.__name__
+
+    @functools.wraps(function)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        refuse_array_subclass(name, *args, *kwargs.values())
+        return function(*args, **kwargs)
+
+    return checked
+
+
+# Each function of the submodules, refusing matrices and masked arrays, its numpy arrays
+# returned as Arrays; the submodules call each other's unwrapped functions, so a result
+# is checked and wrapped once, here.
 _names: dict[str, Any] = globals()
 for _name in _FUNCTIONS:
-    _names[_name] = _ndarray.returning_arrays(_names[_name])
+    _names[_name] = _ndarray.returning_arrays(_refusing_subclasses(_names[_name]))

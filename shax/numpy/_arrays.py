@@ -17,8 +17,10 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
+from shax.array_subclasses import refuse_array_subclass
 from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
+from shax.numpy._options import CASTINGS, ORDERS, one_of, unsupported
 from shax.tracer import Tracer, constant_like
 from shax.types import dtype_of_numpy
 from typeclasses.numpy_instance import NUMPY_TYPES
@@ -35,10 +37,20 @@ def _fail(op: str, message: str, error: type[ShaxTypeError | ShaxValueError] = S
 
 
 def _int(op: str, value: Any, what: str) -> int:
+    """`value` as an int (numpy's integers and 0-d integer arrays too); not a bool, which
+    numpy refuses as most sizes and axes, and shax as all (True is no size, nor axis 1)."""
     try:
+        if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype == bool):
+            raise TypeError
         return operator.index(value)
     except TypeError:
         raise _fail(op, f"{what} must be an int, got {value!r}", ShaxTypeError) from None
+
+
+def _shape(op: str, shape: Any) -> tuple[int, ...]:
+    """numpy's shape argument, an int or a sequence of them, as a tuple."""
+    items = [shape] if not isinstance(shape, (tuple, list)) else list(shape)
+    return tuple(_int(op, n, "a size") for n in items)
 
 
 def normalize_axis(op: str, axis: Any, rank: int) -> int:
@@ -73,11 +85,13 @@ def size(a: Any, axis: int | None = None) -> int:
     return math.prod(s) if axis is None else s[normalize_axis("size", axis, len(s))]
 
 
-def reshape(a: Any, shape: Any) -> Any:
-    """numpy's reshape: one entry of `shape` may be -1, the size the others leave."""
+def reshape(a: Any, shape: Any, order: str = "C") -> Any:
+    """numpy's reshape: one entry of `shape` may be -1, the size the others leave. Only
+    numpy's default order, "C" (the elements read and written row by row)."""
+    one_of("reshape", "order", order, ("C", "F", "A"))
+    unsupported("reshape", "order", order, "C")
     old = tuple(tc.shape(a))
-    items = [shape] if not isinstance(shape, (tuple, list)) else list(shape)
-    new = [_int("reshape", n, "a size") for n in items]
+    new = list(_shape("reshape", shape))
     unknown = [k for k, n in enumerate(new) if n == -1]
     if len(unknown) > 1 or any(n < -1 for n in new):
         raise _fail("reshape", f"{tuple(new)} may have one -1 and no other negative size")
@@ -147,8 +161,7 @@ def squeeze(a: Any, axis: Any = None) -> Any:
 def tile(A: Any, reps: Any) -> Any:  # noqa: N803 - numpy's name
     """A repeated reps[i] times along axis i (numpy's): A and reps are aligned at the end,
     each axis n becoming the broadcast (r, n) read as r·n."""
-    items = [reps] if not isinstance(reps, (tuple, list)) else list(reps)
-    counts = [_int("tile", r, "a repetition count") for r in items]
+    counts = [_int("tile", r, "a repetition count") for r in ([reps] if not isinstance(reps, (tuple, list)) else reps)]
     if any(r < 0 for r in counts):
         raise _fail("tile", f"repetition counts must be at least 0, got {tuple(counts)}")
     rank = max(len(counts), len(tc.shape(A)))
@@ -186,8 +199,7 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
 def broadcast_to(array: Any, shape: Any) -> Any:
     """numpy's broadcast: `array`'s axes aligned with the end of `shape`, size 1 stretching."""
     old = tuple(tc.shape(array))
-    items = [shape] if not isinstance(shape, (tuple, list)) else list(shape)
-    new = [_int("broadcast_to", n, "a size") for n in items]
+    new = list(_shape("broadcast_to", shape))
     if len(new) < len(old):
         raise _fail("broadcast_to", f"cannot broadcast an array of shape {old} to the lower rank {tuple(new)}")
     return tc.broadcast_to(array, new)
@@ -196,8 +208,11 @@ def broadcast_to(array: Any, shape: Any) -> Any:
 # Joining and splitting ----------------------------------------------------------------
 
 
-def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
+def concatenate(
+    arrays: Sequence[Any], axis: int | None = 0, out: None = None, *, dtype: None = None, casting: str = "same_kind"
+) -> Any:
     """numpy's concatenate; `axis=None` flattens the arrays first."""
+    _joining_options("concatenate", out, dtype, casting)
     items = _arrays_of("concatenate", arrays)
     if axis is None:
         items = [reshape(a, [-1]) for a in items]
@@ -213,7 +228,10 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
     return items[0]
 
 
-def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
+def stack(
+    arrays: Sequence[Any], axis: int = 0, out: None = None, *, dtype: None = None, casting: str = "same_kind"
+) -> Any:
+    _joining_options("stack", out, dtype, casting)
     items = _arrays_of("stack", arrays)
     first = shape(items[0])
     if any(shape(a) != first for a in items):
@@ -227,7 +245,7 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
     old = shape(ary)
     k = normalize_axis("split", axis, len(old))
     n = old[k]
-    if isinstance(indices_or_sections, (tuple, list, np.ndarray)):
+    if isinstance(indices_or_sections, (tuple, list)) or np.ndim(indices_or_sections) > 0:
         cuts = [_int("split", i, "an index") for i in indices_or_sections]
     else:
         sections = _int("split", indices_or_sections, "the number of sections")
@@ -241,6 +259,14 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
         lo[k], hi[k] = start, max(start, end)
         pieces.append(tc.slice(ary, lo, hi))
     return pieces
+
+
+def _joining_options(op: str, out: Any, dtype: Any, casting: Any) -> None:
+    """numpy's keywords of concatenate and stack: no output array, no dtype to convert to
+    (shax joins no two dtypes), and a valid casting (which then has nothing to convert)."""
+    unsupported(op, "out", out, None)
+    unsupported(op, "dtype", dtype, None)
+    one_of(op, "casting", casting, CASTINGS)
 
 
 def _arrays_of(op: str, arrays: Any) -> list[Any]:
@@ -308,7 +334,11 @@ def _numpy(op: str, make: Callable[..., np.ndarray], *args: Any, **kwargs: Any) 
         raise _fail(op, "its arguments must be concrete values, not traced arrays", ShaxTypeError)
     try:
         return make(*args, **kwargs)
-    except (TypeError, ValueError, OverflowError, MemoryError, RecursionError) as error:
+    except TypeError as error:
+        raise _fail(op, f"numpy: TypeError: {error}", ShaxTypeError) from None
+    except ZeroDivisionError:  # numpy's arange divides by its step
+        raise _fail(op, "the step must not be 0") from None
+    except (ValueError, OverflowError, MemoryError, RecursionError) as error:
         raise _fail(op, f"numpy: {type(error).__name__}: {error}") from None
 
 
@@ -326,40 +356,54 @@ def _flat(value: Any) -> list[Any]:
     return leaves
 
 
-def zeros(shape: Any, dtype: Any = float) -> np.ndarray:
-    return _numpy("zeros", np.zeros, shape, dtype)
+# The constructors make numpy arrays: numpy's keywords go to numpy, which honours or
+# refuses them; shapes are read here first, so that a bool is no size (numpy's own
+# `np.zeros((True, 2))` refuses it too, `np.eye(True)` does not).
 
 
-def ones(shape: Any, dtype: Any = float) -> np.ndarray:
-    return _numpy("ones", np.ones, shape, dtype)
+def zeros(shape: Any, dtype: Any = float, order: str = "C", *, like: Any = None) -> np.ndarray:
+    return _numpy("zeros", np.zeros, _shape("zeros", shape), dtype, order, like=like)
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None) -> np.ndarray:
-    return _numpy("full", np.full, shape, fill_value, dtype)
+def ones(shape: Any, dtype: Any = float, order: str = "C", *, like: Any = None) -> np.ndarray:
+    return _numpy("ones", np.ones, _shape("ones", shape), dtype, order, like=like)
 
 
-def zeros_like(a: Any, dtype: Any = None) -> Any:
-    return _full_like("zeros_like", a, 0, dtype)
+def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", *, like: Any = None) -> np.ndarray:
+    return _numpy("full", np.full, _shape("full", shape), fill_value, dtype, order, like=like)
 
 
-def ones_like(a: Any, dtype: Any = None) -> Any:
-    return _full_like("ones_like", a, 1, dtype)
+def zeros_like(a: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None) -> Any:
+    return _full_like("zeros_like", a, 0, dtype, order, subok, shape)
 
 
-def full_like(a: Any, fill_value: Any, dtype: Any = None) -> Any:
-    return _full_like("full_like", a, fill_value, dtype)
+def ones_like(a: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None) -> Any:
+    return _full_like("ones_like", a, 1, dtype, order, subok, shape)
 
 
-def empty_like(prototype: Any, dtype: Any = None) -> Any:
+def full_like(
+    a: Any, fill_value: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None
+) -> Any:
+    return _full_like("full_like", a, fill_value, dtype, order, subok, shape)
+
+
+def empty_like(prototype: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None) -> Any:
     """numpy's `empty_like`, filled with zeros (as JAX's): a traced array has no uninitialized memory to give."""
-    return _full_like("empty_like", prototype, 0, dtype)
+    return _full_like("empty_like", prototype, 0, dtype, order, subok, shape)
 
 
-def _full_like(op: str, a: Any, value: Any, dtype: Any) -> Any:
+def _full_like(op: str, a: Any, value: Any, dtype: Any, order: Any, subok: Any, shape: Any) -> Any:
     """`value` in a's shape and dtype (or `dtype`), cast as numpy's `full_like` casts (2.5 fills an
-    int array with 2, any nonzero a bool one with True): numpy's array, or a constant of a's trace."""
+    int array with 2, any nonzero a bool one with True): numpy's array, or a constant of a's trace.
+    numpy's `order` and `subok` only say how the result is laid out (validated); a `shape` is refused."""
+    refuse_array_subclass(op, a)
+    if isinstance(dtype, Tracer):
+        raise _fail(op, f"dtype must be a dtype, got the traced array {dtype!r}", ShaxTypeError)
+    one_of(op, "order", order, ORDERS)
+    one_of(op, "subok", subok, (True, False))
+    unsupported(op, "shape", shape, None)
     if isinstance(a, NUMPY_TYPES):
-        return _numpy(op, np.full_like, a, value, dtype)
+        return _numpy(op, np.full_like, a, value, dtype, order, subok)
     if not isinstance(a, Tracer):
         raise _fail(op, f"expects an array, got {type(a).__name__}", ShaxTypeError)
     try:
@@ -377,7 +421,8 @@ def arange(*args: Any, dtype: Any = None) -> np.ndarray:
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> np.ndarray:  # noqa: N803 - numpy's names
-    return _numpy("eye", np.eye, N, M, k, dtype)
+    sizes = _shape("eye", (N,) if M is None else (N, M))
+    return _numpy("eye", np.eye, sizes[0], None if M is None else sizes[1], _int("eye", k, "k"), dtype)
 
 
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None) -> np.ndarray:

@@ -28,6 +28,8 @@ import numpy as np
 import typeclasses as tc
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
+from shax.numpy._elementwise import as_array
+from shax.numpy._options import CASTINGS, ORDERS, one_of
 from shax.types import DType
 
 __all__ = ["einsum"]
@@ -47,14 +49,18 @@ def einsum(
     """numpy's einsum: `einsum("ij,jk->ik", a, b)`, implicit output (`"ij,jk"`: the labels
     appearing once, in alphabetical order, after the broadcast `...` axes), or numpy's
     interleaved form `einsum(a, [0, 1], b, [1, 2], [0, 2])`. `order`, `casting` and
-    `optimize` are accepted and change nothing (results are the same values); an `out`
-    array or a `dtype` to compute in is refused."""
+    `optimize` are validated as numpy's and change nothing (results are the same values;
+    the contraction order is shax's own); an `out` array or a `dtype` to compute in is refused."""
     if not isinstance(subscripts, str):
         subscripts, operands = _interleaved(subscripts, operands)
     if out is not None or dtype is not None:
         option = "out" if out is not None else "dtype"
         raise _fail(subscripts, f"{option}= is not supported (cast the operands with astype)", ShaxTypeError)
-    values: list[Any] = [np.asarray(o) if isinstance(o, (bool, int, float, list, tuple)) else o for o in operands]
+    one_of("einsum", "order", order, ORDERS)
+    one_of("einsum", "casting", casting, CASTINGS)
+    _check_optimize(optimize)
+    named = f"einsum {subscripts!r}"
+    values: list[Any] = [np.asarray(o) if isinstance(o, (bool, int, float)) else as_array(o, named) for o in operands]
     shapes = [tuple(tc.shape(v)) for v in values]
     inputs, output = _parse(subscripts, shapes)
     sizes = _sizes(subscripts, inputs, shapes)
@@ -70,6 +76,16 @@ def einsum(
         value = tc.transpose(value, [labels.index(label) for label in output])
     # numpy's einsum gives a rank-0 result as a numpy scalar, as its reductions do.
     return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
+
+
+def _check_optimize(optimize: Any) -> None:
+    """numpy's `optimize`: a bool, a strategy's name, or a path from np.einsum_path."""
+    if isinstance(optimize, (bool, np.bool_)) or (isinstance(optimize, str) and optimize in ("greedy", "optimal")):
+        return
+    if isinstance(optimize, (list, tuple)) and list(optimize[:1]) == ["einsum_path"]:
+        return
+    message = f"optimize must be a bool, 'greedy', 'optimal' or a path from np.einsum_path (got {optimize!r})"
+    raise _fail(None, message)
 
 
 def _fail(subscripts: str | None, message: str, error: type[ShaxError] = ShaxValueError) -> ShaxError:

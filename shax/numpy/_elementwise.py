@@ -1,11 +1,13 @@
 """`shax.numpy`'s elementwise functions: numpy's names and positional signatures over the
 typeclass functions, so that each runs on numpy values (numpy's results) and on tracers
 (one primitive, or a default definition's few). Lists and tuples are read as arrays, as
-numpy reads them. numpy's `out=`, `where=` and `dtype=` keywords are not taken.
+numpy reads them. numpy's ufunc keywords are taken as `shax.numpy._options` says:
+`casting` and `order` validated, `out=`, `where=`, `dtype=` refused unless at their defaults.
 """
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any
 
 import numpy as np
@@ -13,6 +15,8 @@ import numpy as np
 import typeclasses as tc
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
 from shax.location import current_source
+from shax.numpy._arrays import _int
+from shax.numpy._options import ufunc_options, unsupported
 from shax.tracer import Tracer
 from shax.types import dtype_of_numpy, weak_dtype
 
@@ -25,18 +29,23 @@ __all__ = [
 ]  # fmt: skip
 
 
-def as_array(x: Any) -> Any:
-    """A list or tuple as the array numpy makes of it; any other operand as it is."""
+def as_array(x: Any, op: str | None = None) -> Any:
+    """A list or tuple as the array numpy makes of it; any other operand as it is. What
+    numpy cannot read is a ShaxError naming `op`: a ragged list (numpy's ValueError) a
+    ShaxValueError, values of no number type a ShaxTypeError."""
     if not isinstance(x, (list, tuple)):
         return x
     try:
         return np.asarray(x)
-    except (TypeError, ValueError) as error:  # ragged lists, bytes numpy cannot decode
-        raise at(ShaxTypeError(f"cannot read {x!r} as an array: numpy: {error}"), current_source()) from None
+    except (TypeError, ValueError) as error:
+        kind = ShaxValueError if isinstance(error, ValueError) else ShaxTypeError
+        message = f"cannot read {reprlib.repr(x)} as an array: numpy: {error}"
+        raise at(kind(message if op is None else f"{op}: {message}"), current_source()) from None
 
 
 def _unary(function: Any, name: str) -> Any:
-    def apply(x: Any, /) -> Any:
+    def apply(x: Any, /, **options: Any) -> Any:
+        ufunc_options(name, options)
         return function(as_array(x))
 
     apply.__name__ = apply.__qualname__ = name
@@ -45,7 +54,8 @@ def _unary(function: Any, name: str) -> Any:
 
 
 def _binary(function: Any, name: str) -> Any:
-    def apply(x1: Any, x2: Any, /) -> Any:
+    def apply(x1: Any, x2: Any, /, **options: Any) -> Any:
+        ufunc_options(name, options)
         return function(as_array(x1), as_array(x2))
 
     apply.__name__ = apply.__qualname__ = name
@@ -76,24 +86,28 @@ greater, greater_equal = _binary(tc.gt, "greater"), _binary(tc.ge, "greater_equa
 logical_and, logical_or = _binary(tc.logical_and, "logical_and"), _binary(tc.logical_or, "logical_or")
 
 
-def fmod(x1: Any, x2: Any, /) -> Any:
+def fmod(x1: Any, x2: Any, /, **options: Any) -> Any:
     """numpy's `fmod`: x1 − trunc(x1 / x2) · x2, the sign of x1; of integers 0 where x2 is 0."""
+    ufunc_options("fmod", options)
     return tc.rem(*_operands("fmod", as_array(x1), as_array(x2)))
 
 
-def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:  # noqa: A001 - numpy's name
+def divmod(x1: Any, x2: Any, /, **options: Any) -> tuple[Any, Any]:  # noqa: A001 - numpy's name
     """numpy's divmod, (x1 // x2, x1 % x2): the remainder has x2's sign, the quotient is floored.
     Of integers, from the truncated quotient and remainder, one less and the remainder moved by x2
     where their signs differ; division by 0 gives (0, 0), numpy's values (numpy warns; shax's
     evaluation, numpy's arithmetic, warns too; compiled code may not)."""
-    return _divmod("divmod", x1, x2)
+    return _divmod("divmod", x1, x2, options)
 
 
-def _divmod(op: str, x1: Any, x2: Any) -> tuple[Any, Any]:
+def _divmod(op: str, x1: Any, x2: Any, options: dict[str, Any]) -> tuple[Any, Any]:
+    ufunc_options(op, options)
     x1, x2 = as_array(x1), as_array(x2)
     if not any(isinstance(v, Tracer) for v in (x1, x2)):  # numpy values: numpy's own
         try:
             return np.divmod(x1, x2)
+        except OverflowError as error:  # a Python int no dtype of numpy's holds (10**400, 2**63 for i32)
+            raise at(ShaxValueError(f"{op}: numpy: {error}"), current_source()) from None
         except (TypeError, ValueError) as error:
             raise at(ShaxTypeError(f"{op}: numpy: {error}"), current_source()) from None
     x1, x2 = _operands(op, x1, x2)
@@ -126,14 +140,14 @@ def _float_divmod(x1: Any, x2: Any) -> tuple[Any, Any]:
     return tc.floor(quotient), rest
 
 
-def floor_divide(x1: Any, x2: Any, /) -> Any:
+def floor_divide(x1: Any, x2: Any, /, **options: Any) -> Any:
     """numpy's `//`: `divmod`'s quotient."""
-    return _divmod("floor_divide", x1, x2)[0]
+    return _divmod("floor_divide", x1, x2, options)[0]
 
 
-def remainder(x1: Any, x2: Any, /) -> Any:
+def remainder(x1: Any, x2: Any, /, **options: Any) -> Any:
     """numpy's `%`: `divmod`'s remainder, with x2's sign."""
-    return _divmod("remainder", x1, x2)[1]
+    return _divmod("remainder", x1, x2, options)[1]
 
 
 def _operands(op: str, x1: Any, x2: Any) -> tuple[Any, Any]:
@@ -166,8 +180,8 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001 - n
     """numpy's `round` to `decimals` places (negative: to tens, hundreds, ...), halves to
     the even one, computed as numpy computes it, with the scale in a's dtype:
     rint(a · 10^d) / 10^d, or rint(a / 10^-d) · 10^-d. Integers are their own rounding."""
-    if out is not None:
-        raise at(ShaxValueError("round: out= is not supported (only numpy's default)"), current_source())
+    unsupported("round", "out", out, None)
+    decimals = _int("round", decimals, "decimals")
     a = as_array(a)
     if _is_integer(a):
         if decimals < 0:
@@ -185,8 +199,9 @@ def _is_integer(a: Any) -> bool:
     return np.dtype(getattr(a, "dtype", None) or np.asarray(a).dtype).kind in "iub"
 
 
-def clip(a: Any, a_min: Any, a_max: Any) -> Any:
+def clip(a: Any, a_min: Any, a_max: Any, out: None = None, **options: Any) -> Any:
     """numpy's `clip`: min(max(a, a_min), a_max); either bound may be None (not both)."""
+    ufunc_options("clip", {"out": out, **options})
     a = as_array(a)
     if a_min is None and a_max is None:
         raise at(ShaxValueError("clip: a_min and a_max are both None: give at least one"), current_source())

@@ -14,6 +14,7 @@ import numpy as np
 import typeclasses as tc
 from shax.indexing import failed, indices_in
 from shax.numpy._arrays import broadcast_to, moveaxis, normalize_axis, reshape
+from shax.numpy._options import one_of
 
 __all__ = ["argsort", "sort", "take", "take_along_axis"]
 
@@ -57,7 +58,16 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
     return moveaxis(tc.gather(x, i, last, last), last, k)
 
 
-def _sort_axis(op: str, a: Any, axis: int | None, order: Any) -> tuple[Any, int]:
+# numpy's sort kinds: every one sorts to the same values, and a stable sort's indices are
+# indices each of them may give (numpy promises no order of ties but the stable one's).
+_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+
+
+def _sort_axis(op: str, a: Any, axis: int | None, kind: Any, order: Any, stable: Any) -> tuple[Any, int]:
+    one_of(op, "kind", kind, _KINDS)
+    one_of(op, "stable", stable, (None, True, False))
+    if kind is not None and stable is not None:
+        raise failed(op, f"kind={kind!r} and stable={stable!r} given together (numpy takes only one)")
     if order is not None:
         raise failed(op, "order= (sorting structured arrays by field) is not supported")
     return _along(op, a, axis)
@@ -65,13 +75,14 @@ def _sort_axis(op: str, a: Any, axis: int | None, order: Any) -> tuple[Any, int]
 
 def argsort(a: Any, axis: int | None = -1, kind: str | None = None, order: Any = None, *, stable: Any = None) -> Any:
     """numpy's argsort, always stable (numpy's kind='stable', JAX's): ties keep their
-    order, NaNs go last. The indices are i32 (JAX's int, as argmax's). `kind` is ignored."""
-    a, k = _sort_axis("argsort", a, axis, order)
+    order, NaNs go last. The indices are i32 (JAX's int, as argmax's). `kind` is validated;
+    any kind's indices may be the stable ones."""
+    a, k = _sort_axis("argsort", a, axis, kind, order, stable)
     return tc.argsort(a, k)
 
 
 def sort(a: Any, axis: int | None = -1, kind: str | None = None, order: Any = None, *, stable: Any = None) -> Any:
     """numpy's sort: a gathered in argsort's order, so each sorted element's gradient goes
     back to where it came from."""
-    a, k = _sort_axis("sort", a, axis, order)
+    a, k = _sort_axis("sort", a, axis, kind, order, stable)
     return take_along_axis(a, tc.argsort(a, k), k)

@@ -18,7 +18,7 @@ import typeclasses as tc
 from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.indexing import IndexUpdates
 from shax.location import current_source
-from shax.numpy._arrays import reshape, stack
+from shax.numpy._arrays import _int, reshape, stack
 from shax.tracer import Tracer
 from shax.types import dtype_of_numpy
 
@@ -57,6 +57,7 @@ def asarray(a: Any, dtype: Any = None, order: Order | None = None, *, copy: bool
 def array(object: Any, dtype: Any = None, *, copy: bool = True, order: Order = "K", ndmin: int = 0) -> Any:  # noqa: A002
     """numpy's `array`, as an Array; a tracer (or a list or tuple holding tracers) as
     `asarray` reads it, with ones in front of its shape up to `ndmin` axes."""
+    ndmin = _int("array", ndmin, "ndmin")
     if isinstance(object, Tracer) or (isinstance(object, (list, tuple)) and _holds_tracer(object)):
         x = asarray(object, dtype)
         rank = len(tc.shape(x))

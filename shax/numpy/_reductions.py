@@ -24,6 +24,7 @@ import typeclasses as tc
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
 from shax.numpy._elementwise import as_array
+from shax.numpy._options import unsupported
 from shax.types import DType
 
 __all__ = ["amax", "amin", "argmax", "argmin", "max", "mean", "min", "prod", "std", "sum", "var"]
@@ -31,40 +32,66 @@ __all__ = ["amax", "amin", "argmax", "argmin", "max", "mean", "min", "prod", "st
 Axis = int | tuple[int, ...] | None
 
 
-def sum(a: Any, axis: Axis = None, dtype: None = None, out: None = None, keepdims: bool = False) -> Any:  # noqa: A001
-    _unsupported("sum", dtype=dtype, out=out)
+def sum(  # noqa: A001 - numpy's name
+    a: Any,
+    axis: Axis = None,
+    dtype: None = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: None = None,
+    where: Any = True,
+) -> Any:
+    _unsupported("sum", dtype=dtype, out=out, initial=initial, where=where)
     return _reduce("sum", tc.reduce_sum, a, axis, keepdims)
 
 
-def prod(a: Any, axis: Axis = None, dtype: None = None, out: None = None, keepdims: bool = False) -> Any:
-    _unsupported("prod", dtype=dtype, out=out)
+def prod(
+    a: Any,
+    axis: Axis = None,
+    dtype: None = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: None = None,
+    where: Any = True,
+) -> Any:
+    _unsupported("prod", dtype=dtype, out=out, initial=initial, where=where)
     return _reduce("prod", tc.reduce_prod, a, axis, keepdims)
 
 
-def max(a: Any, axis: Axis = None, out: None = None, keepdims: bool = False) -> Any:  # noqa: A001
-    _unsupported("max", out=out)
+def max(  # noqa: A001 - numpy's name
+    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: None = None, where: Any = True
+) -> Any:
+    _unsupported("max", out=out, initial=initial, where=where)
     return _reduce("max", tc.reduce_max, a, axis, keepdims)
 
 
-def min(a: Any, axis: Axis = None, out: None = None, keepdims: bool = False) -> Any:  # noqa: A001
-    _unsupported("min", out=out)
+def min(  # noqa: A001 - numpy's name
+    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: None = None, where: Any = True
+) -> Any:
+    _unsupported("min", out=out, initial=initial, where=where)
     return _reduce("min", tc.reduce_min, a, axis, keepdims)
 
 
-def amax(a: Any, axis: Axis = None, out: None = None, keepdims: bool = False) -> Any:
-    _unsupported("amax", out=out)
+def amax(
+    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: None = None, where: Any = True
+) -> Any:
+    _unsupported("amax", out=out, initial=initial, where=where)
     return _reduce("amax", tc.reduce_max, a, axis, keepdims)
 
 
-def amin(a: Any, axis: Axis = None, out: None = None, keepdims: bool = False) -> Any:
-    _unsupported("amin", out=out)
+def amin(
+    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: None = None, where: Any = True
+) -> Any:
+    _unsupported("amin", out=out, initial=initial, where=where)
     return _reduce("amin", tc.reduce_min, a, axis, keepdims)
 
 
-def mean(a: Any, axis: Axis = None, dtype: Any = None, out: None = None, keepdims: bool = False) -> Any:
+def mean(
+    a: Any, axis: Axis = None, dtype: Any = None, out: None = None, keepdims: bool = False, *, where: Any = True
+) -> Any:
     """The mean, computed in `dtype` (a float dtype); by default in a's, or f64 for an
     integer or bool a (numpy's)."""
-    _unsupported("mean", out=out)
+    _unsupported("mean", out=out, where=where)
     return _reduce("mean", tc.mean, _accumulated("mean", a, dtype), axis, keepdims)
 
 
@@ -76,11 +103,12 @@ def var(
     ddof: int = 0,
     keepdims: bool = False,
     *,
+    where: Any = True,
     correction: int | None = None,
 ) -> Any:
     """Σ |a − mean a|² / (n − ddof) (`correction` is the array API's name for ddof),
     computed in `dtype` as `mean`."""
-    _unsupported("var", out=out)
+    _unsupported("var", out=out, where=where)
     d = _ddof("var", ddof, correction)
     return _reduce("var", lambda x, axes: tc.var(x, axes, d), _accumulated("var", a, dtype), axis, keepdims)
 
@@ -93,10 +121,11 @@ def std(
     ddof: int = 0,
     keepdims: bool = False,
     *,
+    where: Any = True,
     correction: int | None = None,
 ) -> Any:
     """√var, numpy's: the square root of `var` with the same options."""
-    _unsupported("std", out=out)
+    _unsupported("std", out=out, where=where)
     d = _ddof("std", ddof, correction)
     return _reduce("std", lambda x, axes: tc.sqrt(tc.var(x, axes, d)), _accumulated("std", a, dtype), axis, keepdims)
 
@@ -114,16 +143,15 @@ def argmin(a: Any, axis: int | None = None, out: None = None, *, keepdims: bool 
 
 def _unsupported(op: str, **options: Any) -> None:
     """numpy's options shax does not take (an output array, a dtype to sum or multiply
-    in) are errors unless left at their defaults."""
+    in, an initial value, a `where` mask) are errors unless left at their defaults."""
     for name, value in options.items():
-        if value is not None:
-            raise _error(ShaxValueError(f"{op}: {name}={value!r} is not supported (only numpy's default)"))
+        unsupported(op, name, value, True if name == "where" else None)
 
 
 def _reduce(op: str, reduce: Callable[[Any, list[int]], Any], a: Any, axis: Axis, keepdims: bool) -> Any:
     a = _operand(a)
     shape = tc.shape(a)
-    axes = _axes(op, shape, axis)
+    axes = reduction_axes(op, shape, axis)
     out = reduce(a, axes)
     return tc.reshape(out, _kept(shape, axes)) if _flag(op, keepdims) else out
 
@@ -136,7 +164,7 @@ def _arg(op: str, reduce: Callable[[Any, int], Any], a: Any, axis: int | None, k
         return tc.reshape(out, [1] * len(shape)) if _flag(op, keepdims) else out
     if isinstance(axis, tuple):
         raise _error(ShaxTypeError(f"{op}: axis must be an int or None, got the tuple {axis}"))
-    (a_axis,) = _axes(op, shape, axis)
+    (a_axis,) = reduction_axes(op, shape, axis)
     out = reduce(a, a_axis)
     return tc.reshape(out, _kept(shape, [a_axis])) if _flag(op, keepdims) else out
 
@@ -180,7 +208,7 @@ def _ddof(op: str, ddof: Any, correction: Any) -> int:
     return operator.index(ddof)
 
 
-def _axes(op: str, shape: tuple[int, ...], axis: Axis) -> list[int]:
+def reduction_axes(op: str, shape: tuple[int, ...], axis: Axis) -> list[int]:
     """numpy's `axis` as distinct axes in [0, rank): None is every axis, negatives count
     from the end; an axis out of range or given twice is an error, as in numpy."""
     rank = len(shape)
