@@ -34,7 +34,7 @@ from shax.passes import cleanup
 from shax.primitives.custom import CustomJVP, CustomVJP, Rule
 from shax.pytree import TreeDef, flatten, unflatten
 from shax.tracer import Tracer, apply
-from shax.tracing import check_function, function_name
+from shax.tracing import check_arity, check_function, function_name
 from shax.transforms.arguments import abstract_arguments
 from shax.transforms.staging import stage
 from shax.types import TensorType
@@ -99,15 +99,12 @@ class _Custom:
 
     def _check_arguments(self, args: tuple[Any, ...]) -> None:
         """Arguments the function's signature cannot take are a ShaxError, on values as traced."""
-        try:
-            signature = inspect.signature(self.fun)
-        except (TypeError, ValueError):  # a builtin without one: the call itself will tell
-            return
-        try:
-            signature.bind(*args)
-        except TypeError as error:
-            message = f"{self.kind} {self.name}{signature} cannot be called so: {error}"
-            raise at(ShaxTypeError(message), current_source()) from None
+        check_arity(self.kind, "", self.fun, _positions(len(args)))
+
+    def _check_rule(self, role: str, rule: Callable[..., Any], *given: str) -> None:
+        """`rule` can take the nondiff arguments, then `given`: checked when it is defined."""
+        check_function(f"{self.kind} {self.name}.def{self.kind[-3:]}", rule)
+        check_arity(f"{self.kind} {self.name}", role, rule, [*_positions(len(self.nondiff_argnums)), *given])
 
     def _build(self, static: tuple[Any, ...], in_tree: TreeDef, types: tuple[TensorType, ...]) -> _Built:
         raise NotImplementedError
@@ -156,7 +153,7 @@ class custom_jvp(_Custom):  # noqa: N801 - JAX's name
 
     def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
         """Use `jvp(*nondiff, primals, tangents) -> (outputs, output tangents)` as the rule."""
-        check_function(f"{self.kind} {self.name}.defjvp", jvp)
+        self._check_rule("the jvp rule", jvp, "primals", "tangents")
         self.jvp, self._built = jvp, {}
         return jvp
 
@@ -211,7 +208,7 @@ class custom_vjp(_Custom):  # noqa: N801 - JAX's name
         """`fwd(*args) -> (outputs, residuals)`; `bwd(*nondiff, residuals, output
         cotangents) -> a tuple of cotangents, one per (differentiable) argument`."""
         check_function(f"{self.kind} {self.name}.defvjp", fwd)
-        check_function(f"{self.kind} {self.name}.defvjp", bwd)
+        self._check_rule("bwd", bwd, "residuals", "cotangents")
         self.fwd, self.bwd, self._built = fwd, bwd, {}
 
     def _check_ready(self) -> None:
@@ -223,6 +220,7 @@ class custom_vjp(_Custom):  # noqa: N801 - JAX's name
         staging, defn = self._function(static, in_tree, types)
         fwd_fn, bwd_fn = self.fwd, self.bwd
         assert fwd_fn is not None and bwd_fn is not None
+        check_arity(f"custom_vjp {self.name}", "fwd", fwd_fn, _positions(len(static) + len(in_tree.children)))
 
         def fwd(*primals: Any) -> Any:
             result = fwd_fn(*self._with_static(static, primals))
@@ -271,6 +269,11 @@ class custom_vjp(_Custom):  # noqa: N801 - JAX's name
         fwd_rule = Rule(lambda: _renamed(forward().typed, function_name(fwd_fn)), function_name(fwd_fn))
         bwd_rule = Rule(traced_bwd, function_name(bwd_fn))
         return _Built(CustomVJP(defn, fwd_rule, bwd_rule), staging.out_tree)
+
+
+def _positions(n: int) -> list[str]:
+    """How an arity error names n arguments of the function (its nondiff ones among them)."""
+    return [f"args[{k}]" for k in range(n)]
 
 
 def _renamed(defn: Definition, name: str) -> Definition:
