@@ -52,18 +52,38 @@ class _Custom:
 
     kind = "custom"
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] | int | None = ()) -> None:
         check_function(self.kind, fun)
-        if isinstance(nondiff_argnums, int):
-            nondiff_argnums = (nondiff_argnums,)
-        if not all(isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in nondiff_argnums):
-            message = f"{self.kind}: nondiff_argnums must be non-negative ints, got {nondiff_argnums!r}"
-            raise at(ShaxValueError(message), current_source())
         self.fun = fun
-        self.nondiff_argnums = tuple(sorted(set(nondiff_argnums)))
         self.name = function_name(fun)
+        self.nondiff_argnums = self._checked_argnums(nondiff_argnums)
         self._built: dict[Hashable, _Built] = {}
         functools.update_wrapper(self, fun)
+
+    def _checked_argnums(self, given: Any) -> tuple[int, ...]:
+        """`nondiff_argnums` as sorted positions: an int or a sequence of them (None, as in JAX,
+        none), each naming a parameter of the function if its number of them is fixed."""
+        given = () if given is None else given
+        entries = [given] if _is_index(given) else given
+        if isinstance(given, (str, bytes)) or not isinstance(entries, Sequence) or not all(map(_is_index, entries)):
+            message = f"{self.kind}: nondiff_argnums must be non-negative ints, got {given!r}"
+            raise at(ShaxValueError(message), current_source())
+        positions = tuple(sorted({int(k) for k in entries}))
+        try:
+            parameters = inspect.signature(self.fun).parameters.values()
+        except (TypeError, ValueError):  # a builtin without a signature: checked at the call
+            return positions
+        kinds = [p.kind for p in parameters]
+        if positions and inspect.Parameter.VAR_POSITIONAL not in kinds:
+            count = sum(
+                k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD) for k in kinds
+            )
+            beyond = [k for k in positions if k >= count]
+            if beyond:
+                shown = f"{getattr(self.fun, '__name__', self.name)}{inspect.signature(self.fun)}"
+                message = f"{self.kind} {self.name}: nondiff_argnums {beyond} name no argument of {shown}"
+                raise at(ShaxValueError(message), current_source())
+        return positions
 
     def __call__(self, *args: Any) -> Any:
         self._check_arguments(args)
@@ -147,7 +167,7 @@ class custom_jvp(_Custom):  # noqa: N801 - JAX's name
 
     kind = "custom_jvp"
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] | int | None = ()) -> None:
         super().__init__(fun, nondiff_argnums)
         self.jvp: Callable[..., Any] | None = None
 
@@ -199,7 +219,7 @@ class custom_vjp(_Custom):  # noqa: N801 - JAX's name
 
     kind = "custom_vjp"
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] | int | None = ()) -> None:
         super().__init__(fun, nondiff_argnums)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
@@ -269,6 +289,11 @@ class custom_vjp(_Custom):  # noqa: N801 - JAX's name
         fwd_rule = Rule(lambda: _renamed(forward().typed, function_name(fwd_fn)), function_name(fwd_fn))
         bwd_rule = Rule(traced_bwd, function_name(bwd_fn))
         return _Built(CustomVJP(defn, fwd_rule, bwd_rule), staging.out_tree)
+
+
+def _is_index(k: Any) -> bool:
+    """An argument's position: a non-negative int (a numpy one too), not a bool."""
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)) and k >= 0
 
 
 def _positions(n: int) -> list[str]:
