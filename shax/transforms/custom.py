@@ -293,7 +293,7 @@ class custom_vjp(_Custom):  # noqa: N801 - JAX's name
 
 def _is_index(k: Any) -> bool:
     """An argument's position: a non-negative int (a numpy one too), not a bool."""
-    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)) and k >= 0
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)) and bool(k >= 0)
 
 
 def _positions(n: int) -> list[str]:
