@@ -34,7 +34,7 @@ from shax.passes import cleanup
 from shax.primitives.custom import CustomJVP, CustomVJP, Rule
 from shax.pytree import TreeDef, flatten, unflatten
 from shax.tracer import Tracer, apply
-from shax.tracing import check_arity, check_function, function_name
+from shax.tracing import check_arity, check_function, function_location, function_name
 from shax.transforms.arguments import abstract_arguments
 from shax.transforms.staging import stage
 from shax.types import TensorType
@@ -211,7 +211,8 @@ class custom_jvp(_Custom):  # noqa: N801 - JAX's name
                         raise ShaxTypeError(f"custom_jvp {self.name}: {message}")
             return _renamed(pairs.typed, function_name(rule_fn))
 
-        return _Built(CustomJVP(defn, Rule(traced_rule, function_name(rule_fn))), staging.out_tree)
+        traced = Rule(traced_rule, function_name(rule_fn), function_location(rule_fn))
+        return _Built(CustomJVP(defn, traced), staging.out_tree)
 
 
 class custom_vjp(_Custom):  # noqa: N801 - JAX's name
