@@ -26,8 +26,11 @@ def check_linear_rule(rule: Definition, lin: LinearizedDefinition, tangents: Col
     m = len(rule.outputs) // 2
     primal = lin.primal
     computed = _from_tangents(primal, tangents)
-    if any(v.id in computed for v in primal.outputs[2 * m :]):
-        raise ShaxTypeError(f"{_must(shown)}, but it {_nonlinear_step(rule, tangents)}")
+    step = _nonlinear_step(rule, tangents)
+    # The residuals of an operation holding definitions (a call, a loop) come out of it
+    # whole, read from the tangents or not: only an operation of known linearity decides.
+    if step is not None and any(v.id in computed for v in primal.outputs[2 * m :]):
+        raise ShaxTypeError(f"{_must(shown)}, but it {step}")
     zero = _zeros(primal)
     types = rule.output_types()
     for k, v in enumerate(primal.outputs[m : 2 * m]):
@@ -69,15 +72,18 @@ def _is_zero(b: Binding, zeros: set[int]) -> bool:
     return any(factors) or (bool(linear) and all(linear))
 
 
-def _nonlinear_step(rule: Definition, tangents: Collection[int]) -> str:
-    """What the rule does to its tangents that is not linear: the first such operation."""
+def _nonlinear_step(rule: Definition, tangents: Collection[int]) -> str | None:
+    """What the rule does to its tangents that is not linear: the first such operation of
+    known linearity (not one holding definitions), if any."""
     computed: set[int] = set()
     for b in rule.bindings:
         touched = [kind for a, kind in zip(b.args, b.prim.operand_linearity) if a.id in computed]
-        if any(k not in (Linearity.LINEAR, Linearity.BILINEAR) for k in touched):
+        if b.prim.subdefinitions():
+            touched = []
+        elif any(k not in (Linearity.LINEAR, Linearity.BILINEAR) for k in touched):
             return f"applies {b.prim.name} to a tangent"
         if touched.count(Linearity.BILINEAR) > 1:
             return f"multiplies two tangents ({b.prim.name})"
-        if isinstance(b.prim, Arg) and b.prim.index in tangents or touched:
+        if isinstance(b.prim, Arg) and b.prim.index in tangents or any(a.id in computed for a in b.args):
             computed.add(b.var.id)
-    return "computes a residual of its linearization from the tangents"
+    return None
