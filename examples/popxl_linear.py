@@ -14,16 +14,15 @@ import numpy as np
 
 import shax
 from shax import f32
-from shax.transforms.subgraph import argument_vars
 
 
 def linear(x: Any, W: Any, b: Any) -> Any:
     return x @ W + b
 
 
-# create graph: the forward graph of x @ W + b, typed, and the vars its W and b are read into
+# create graph: the forward graph of x @ W + b, typed, and its inputs W and b (the vars they are read into)
 linear_graph = shax.stages.infer_types(shax.trace(linear, f32[2, 2], f32[2, 2], f32[2]))
-_, W_var, b_var = argument_vars(linear_graph)
+_, W_var, b_var = linear_graph.inputs
 
 
 def program(x: Any, W: Any, b: Any) -> tuple[Any, Any, Any, Any]:

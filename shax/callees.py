@@ -32,6 +32,7 @@ from shax.codegen import Compiled, compile_definition
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.passes import bind_arguments, cleanup
 from shax.primitive import Arg
+from shax.rule_linearity import check_linear_rule
 from shax.stages import batch, check_types, infer_types, linearize, transpose
 from shax.stages.linearize import definition_of
 from shax.tracer import Tracer, lift, new_trace
@@ -108,17 +109,20 @@ def batched(defn: Definition, dims: tuple[int | None, ...], size: int) -> Defini
     return _cached(defn, ("batched", dims, size), lambda: cleanup(batch(defn, list(dims), size, 0)))
 
 
-def custom_derivative(defn: Definition, rule: Definition) -> LinearizedDefinition:
+def custom_derivative(defn: Definition, rule: Definition, shown: str) -> LinearizedDefinition:
     """A custom_jvp function's derivative from its rule, `rule(primals, tangents) ->
-    (outputs, output tangents)`, linear in the tangents: linearized in its float tangents,
-    its primal at zero tangents is the forward definition (the outputs, then the
-    activations), its linear part's output tangents the linear definition."""
-    return _cached(rule, ("custom_derivative", id(defn)), lambda: _custom_derivative(defn, rule))
+    (outputs, output tangents)`, linear in the tangents (else a ShaxTypeError naming the
+    rule as `shown`): linearized in its float tangents, its primal at zero tangents is the
+    forward definition (the outputs, then the activations), its linear part's output
+    tangents the linear definition."""
+    return _cached(rule, ("custom_derivative", id(defn)), lambda: _custom_derivative(defn, rule, shown))
 
 
-def _custom_derivative(defn: Definition, rule: Definition) -> LinearizedDefinition:
+def _custom_derivative(defn: Definition, rule: Definition, shown: str) -> LinearizedDefinition:
     n, m = len(defn.arg_types), len(defn.outputs)
-    lin = linearize(rule, [n + k for k in wrt(defn)])
+    tangents = [n + k for k in wrt(defn)]
+    lin = linearize(rule, tangents)
+    check_linear_rule(rule, lin, set(tangents), shown)
     zeros = {n + k: np.zeros(t.shape, t.dtype.numpy) for k, t in enumerate(defn.arg_types)}
     primal = bind_arguments(lin.primal, zeros)
     outputs = (*primal.outputs[:m], *primal.outputs[2 * m :])  # not the output tangents (zeros)

@@ -67,6 +67,18 @@ class Definition:
     outputs: tuple[Var, ...]
 
     @property
+    def inputs(self) -> tuple[Var | None, ...]:
+        """The var each argument is read into (its first `arg` binding; None if it is never
+        read): PopXL's `graph.inputs`, naming the arguments in `inputs_dict` and `grads_required`."""
+        from shax.primitive import Arg
+
+        found: list[Var | None] = [None] * len(self.arg_types)
+        for b in self.bindings:
+            if isinstance(b.prim, Arg) and found[b.prim.index] is None:
+                found[b.prim.index] = b.var
+        return tuple(found)
+
+    @property
     def is_typed(self) -> bool:
         return all(b.var.type is not None for b in self.bindings)
 

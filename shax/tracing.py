@@ -107,9 +107,32 @@ def check_function(what: str, f: Any) -> None:
         raise at(ShaxTypeError(message), current_source())
 
 
-def function_name(f: Callable[..., Any]) -> str:
-    name = getattr(f, "__name__", "f")
-    return name if name.isidentifier() else "f"
+def function_name(f: Callable[..., Any], default: str = "f") -> str:
+    """`f`'s name, or `default` (a lambda's, a callable object's)."""
+    name = getattr(f, "__name__", default)
+    return name if name.isidentifier() else default
+
+
+def check_arity(what: str, role: str, f: Callable[..., Any], given: Sequence[str], where: str | None = None) -> None:
+    """Nothing if `f` can be called with the arguments `given` (their descriptions, passed
+    positionally); else a ShaxTypeError naming `what`, the callback's `role` and its
+    signature, at `where` (the caller's line by default). Checked before the call, so that a
+    TypeError the call raises is the callback's own."""
+    try:
+        signature = inspect.signature(f)
+    except (TypeError, ValueError):  # a builtin without one: the call itself will tell
+        return
+    try:
+        signature.bind(*given)
+    except TypeError as error:
+        place = where or current_source()
+        defined = function_location(f)
+        shown = f"{getattr(f, '__name__', type(f).__name__)}{signature}"
+        if defined is not None and defined != place:
+            shown += f", defined at {defined},"
+        role = f"{role} " if role else ""
+        message = f"{what}: {role}{shown} is called with {len(given)} argument(s) ({', '.join(given)}): {error}"
+        raise at(ShaxTypeError(message), place) from None
 
 
 def function_location(f: Callable[..., Any]) -> str | None:
@@ -140,18 +163,14 @@ def _hints(f: Callable[..., Any]) -> dict[str, Any]:
 
 
 def _check_call(f: Callable[..., Any], fname: str, args: Sequence[Any]) -> None:
-    try:
-        signature = inspect.signature(f)
-    except (TypeError, ValueError):
-        return
     where = function_location(f)
-    try:
-        bound = signature.bind(*args)
-    except TypeError as error:
-        given = ", ".join(str(a.type) if isinstance(a, Tracer) else type(a).__name__ for a in args)
-        message = f"trace: {fname}{signature} cannot be called with {len(args)} argument(s) ({given}): {error}"
-        raise at(ShaxTypeError(message), where) from None
+    given = [str(a.type) if isinstance(a, Tracer) else type(a).__name__ for a in args]
+    check_arity("trace", "", f, given, where)
     hints = _hints(f)
+    if not hints:
+        return
+    signature = inspect.signature(f)
+    bound = signature.bind(*args)
     for pname, value in bound.arguments.items():
         if pname not in hints:
             continue

@@ -19,7 +19,6 @@ from shax.cli import load_function
 from shax.ir import Definition, Var
 from shax.primitives import Call
 from shax.printing import called_definitions
-from shax.transforms.subgraph import argument_vars
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -30,7 +29,7 @@ def typed(fn: Any, *types: Any, name: str | None = None) -> Definition:
 
 def vars_of(defn: Definition) -> list[Var]:
     """The vars `defn` reads its arguments into (it reads every one)."""
-    found = argument_vars(defn)
+    found = defn.inputs
     assert all(v is not None for v in found), defn
     return [v for v in found if v is not None]
 
@@ -136,9 +135,9 @@ def test_expected_inputs_are_the_forward_graphs_activations_the_gradient_graph_r
     provided: list[int] | None, required: list[int] | None
 ) -> None:
     info = shax.autodiff(TWO, grads_provided=provided, grads_required=required)
-    forward, n = info.forward_graph, len(TWO.outputs)
+    forward, n = info.forward_with_activations, len(TWO.outputs)
     assert info.original_graph is TWO
-    # forward_graph: the original's outputs, then the activations, which expected_inputs name
+    # forward_with_activations: the original's outputs, then the activations, which expected_inputs name
     assert [v.id for v in forward.outputs[n:]] == [v.id for v in info.expected_inputs]
     values = shax.evaluate(forward, X, W)
     np.testing.assert_allclose(values[:n], shax.evaluate(TWO, X, W), rtol=1e-15)
@@ -146,7 +145,7 @@ def test_expected_inputs_are_the_forward_graphs_activations_the_gradient_graph_r
     cts = n if provided is None else len(provided)
     assert len(info.graph.arg_types) == cts + len(info.expected_inputs)
     assert info.graph.arg_types[cts:] == forward.output_types()[n:]
-    assert all(v is not None for v in argument_vars(info.graph)[cts:])
+    assert all(v is not None for v in info.graph.inputs[cts:])
     # expected_outputs: the required arguments, named by the original's argument vars
     wanted = [0, 1] if required is None else required
     assert [v.id for v in info.expected_outputs] == [vars_of(TWO)[k].id for k in wanted]
@@ -157,7 +156,7 @@ def test_only_the_needed_activations_are_expected() -> None:
     # d(sin x + w) = cos x dx + dw: the second output's gradient graph reads cos x alone
     info = shax.autodiff(TWO, grads_provided=[1])
     assert len(info.expected_inputs) == 1
-    np.testing.assert_allclose(shax.evaluate(info.forward_graph, X, W)[2], np.cos(X), rtol=1e-15)
+    np.testing.assert_allclose(shax.evaluate(info.forward_with_activations, X, W)[2], np.cos(X), rtol=1e-15)
 
 
 def test_an_int_argument_gets_no_gradient_and_an_int_output_no_cotangent_unless_listed() -> None:
@@ -358,3 +357,48 @@ def test_inputs_dict_of_another_graphs_call_site_is_a_shax_error() -> None:
     other = typed(lambda x, w: (snp.cos(x + w),), f64[3], f64[3], name="other")
     with pytest.raises(shax.ShaxError, match="calls other"):
         shax.autodiff(C).inputs_dict(shax.call_with_info(other, X, W))
+
+
+# -- forward_graph is the graph autodiff was given; a graph's inputs name its arguments
+
+
+def test_forward_graph_is_the_definition_autodiff_was_given() -> None:
+    assert shax.autodiff(TWO).forward_graph is TWO
+    assert shax.autodiff(TWO, grads_provided=[1], grads_required=[0]).forward_graph is TWO
+    untyped = shax.trace(c_fn, f64[3], f64[3], name="untyped_c")
+    assert shax.autodiff(untyped).forward_graph is untyped
+    infos = shax.autodiff(A, return_all_grad_graphs=True)
+    assert [info.forward_graph for info in infos] == [A, C] and infos[1].forward_graph is C
+
+
+def test_called_graphs_grad_info_keyed_by_forward_graph_as_popxl() -> None:
+    c = typed(c_fn, f64[3], f64[3], name="C")
+    b = typed(lambda x, w: snp.sum(shax.call(c, snp.sin(x), w)[0] ** 2), f64[3], f64[3], name="B")
+    a = typed(lambda x, w: snp.sum(shax.call(c, shax.call(c, x, w)[0], w)[0] * x), f64[3], f64[3], name="A")
+    _, info_c = shax.autodiff(b, return_all_grad_graphs=True)
+    info_a = shax.autodiff(a, called_graphs_grad_info={info_c.forward_graph: info_c})  # PopXL's usage
+    calls_of_c = {id(b.prim.defn) for b in info_a.graph.bindings if isinstance(b.prim, Call)}
+    assert calls_of_c == {id(info_c.graph)}
+    np.testing.assert_allclose(autodiff_gradients(info_a, a), shax.grad(a_inlined, wrt=(0, 1))(X, W), rtol=1e-12)
+
+
+def test_an_untyped_graphs_info_is_keyed_by_it() -> None:
+    untyped = shax.trace(c_fn, f64[3], f64[3], name="untyped_c")
+    info = shax.autodiff(untyped)
+    caller = typed(lambda x, w: snp.sum(shax.call(untyped, x, w)[0]), f64[3], f64[3], name="caller")
+    info_caller = shax.autodiff(caller, called_graphs_grad_info={info.forward_graph: info})
+    assert any(d is info.graph for d in called_definitions(info_caller.graph))
+    expected = shax.grad(lambda x, w: snp.sum(snp.tanh(x * w)), wrt=(0, 1))(X, W)
+    np.testing.assert_allclose(autodiff_gradients(info_caller, caller), expected, rtol=1e-12)
+
+
+def test_a_graphs_inputs_name_its_arguments_as_popxl_graph_inputs() -> None:
+    x_var, w_var = TWO.inputs
+    assert [x_var, w_var] == vars_of(TWO)
+    assert [v.type for v in TWO.inputs] == list(TWO.arg_types)
+    fwd = shax.call_with_info(TWO, X, inputs_dict={w_var: W})
+    np.testing.assert_allclose(fwd.outputs, shax.evaluate(TWO, X, W), rtol=1e-15)
+    info = shax.autodiff(TWO, grads_required=[w_var])
+    assert [v.id for v in info.expected_outputs] == [w_var.id]
+    unread = typed(lambda x, w: (x * 2.0,), f64[3], f64[3], name="unread")
+    assert unread.inputs[1] is None  # an argument the graph never reads has no var

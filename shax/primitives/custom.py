@@ -63,9 +63,10 @@ class Rule:
     """A rule's definition, traced when first needed: a rule may call its own function,
     whose call inside it is then recorded, not traced again (held by identity)."""
 
-    def __init__(self, build: Callable[[], Definition], name: str) -> None:
+    def __init__(self, build: Callable[[], Definition], name: str, location: str | None = None) -> None:
         self._build = build
         self.name = name  # printed until it is traced
+        self.location = location  # the rule function's file:line, for errors in it
         self._defn: Definition | None = None
         # (dims, size) -> this rule batched (lazily too: the rule's own calls of its
         # function hold this rule, and batching them must not batch it again)
@@ -319,7 +320,9 @@ def _custom_jvp_linearize(
 ) -> PrimalAndTangent:
     from shax.callees import custom_derivative
 
-    d = custom_derivative(prim.defn, prim.rule.get())
+    rule = prim.rule
+    shown = rule.name if rule.location is None else f"{rule.name} (defined at {rule.location})"
+    d = custom_derivative(prim.defn, rule.get(), shown)
     return through_derivative(d, prim.defn, prim.output, primals, tangents, out)
 
 

@@ -49,9 +49,10 @@ def split_aux(what: str, fn: Callable[..., Any], staging: Staging) -> tuple[Stag
     """(the staging of `out`, the `aux` part) of a function returning `(out, aux)`."""
     tree = staging.out_tree
     if tree.kind not in ("tuple", "list") or len(tree.children) != 2:
-        message = (
-            f"{what}: has_aux=True requires {function_name(fn)} to return a pair (output, aux), but it returns {tree}"
-        )
+        shapes = {"leaf": "a single value", "none": "None"}
+        returned = shapes.get(tree.kind, f"a {tree.kind} of {len(tree.children)}: {tree}")
+        message = f"{what}: has_aux=True requires {function_name(fn)} to return a pair (output, aux), but it returns "
+        message += returned
         raise at(ShaxTypeError(message), function_location(fn) or current_source())
     out_tree, aux_tree = tree.children
     typed, split = staging.typed, out_tree.num_leaves

@@ -28,7 +28,7 @@ from shax.primitives import Cond
 from shax.primitives.cond import run_all, taken
 from shax.pytree import leaf_paths, unflatten
 from shax.tracer import Tracer, tracing
-from shax.tracing import check_function, function_name
+from shax.tracing import check_arity, check_function, function_name
 from shax.transforms.arguments import leaf_type, typed_leaves
 from shax.transforms.staging import Staging, stage
 from shax.types import TensorType, bool_, i32
@@ -37,8 +37,9 @@ from shax.types import TensorType, bool_, i32
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:
     """`true_fun(*operands)` if `pred` (a bool or int scalar) holds, else `false_fun(*operands)`."""
     try:
-        check_function("cond", true_fun)
-        check_function("cond", false_fun)
+        for role, fun in (("true_fun", true_fun), ("false_fun", false_fun)):
+            check_function("cond", fun)
+            check_arity("cond", role, fun, _given(operands))
         t = _scalar("cond", "the predicate", pred)
         if t.dtype.is_float:
             raise ShaxTypeError(f"cond: the predicate must be a bool or int scalar, got {t}")
@@ -57,8 +58,9 @@ def switch(index: Any, branches: Sequence[Any], *operands: Any) -> Any:
         if isinstance(branches, (str, bytes)) or not isinstance(branches, Sequence) or not branches:
             shown = reprlib.repr(branches)
             raise ShaxTypeError(f"switch: branches must be a non-empty sequence of functions, got {shown}")
-        for f in branches:
+        for k, f in enumerate(branches):
             check_function("switch", f)
+            check_arity("switch", f"branches[{k}]", f, _given(operands))
         t = _scalar("switch", "the index", index)
         if t.dtype.is_float or t.dtype == bool_:
             raise ShaxTypeError(f"switch: the index must be an int scalar, got {t}")
@@ -69,6 +71,11 @@ def switch(index: Any, branches: Sequence[Any], *operands: Any) -> Any:
         return _switch("switch", converted, list(branches), operands)
     except ShaxError as error:
         raise at(error, current_source()) from None
+
+
+def _given(operands: tuple[Any, ...]) -> list[str]:
+    """How an arity error names the arguments a branch is called with."""
+    return [f"operands[{k}]" for k in range(len(operands))]
 
 
 def _scalar(what: str, name: str, value: Any) -> TensorType:
@@ -121,5 +128,5 @@ def _check_agree(what: str, names: list[str], stagings: list[Staging]) -> None:
             )
         for path, t, u in zip(leaf_paths(first.out_tree), first_types, s.typed.output_types()):
             if t != u:
-                leaf = f"output{path}" if path else "the output"
-                raise ShaxTypeError(f"{what}: the branches' {leaf} differs: {t} in {names[0]}, {u} in {name}")
+                leaf = f"output{path} differs" if path else "outputs differ"
+                raise ShaxTypeError(f"{what}: the branches' {leaf}: {t} in {names[0]}, {u} in {name}")

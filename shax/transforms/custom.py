@@ -34,7 +34,7 @@ from shax.passes import cleanup
 from shax.primitives.custom import CustomJVP, CustomVJP, Rule
 from shax.pytree import TreeDef, flatten, unflatten
 from shax.tracer import Tracer, apply
-from shax.tracing import check_function, function_name
+from shax.tracing import check_arity, check_function, function_location, function_name
 from shax.transforms.arguments import abstract_arguments
 from shax.transforms.staging import stage
 from shax.types import TensorType
@@ -52,18 +52,38 @@ class _Custom:
 
     kind = "custom"
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] | int | None = ()) -> None:
         check_function(self.kind, fun)
-        if isinstance(nondiff_argnums, int):
-            nondiff_argnums = (nondiff_argnums,)
-        if not all(isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in nondiff_argnums):
-            message = f"{self.kind}: nondiff_argnums must be non-negative ints, got {nondiff_argnums!r}"
-            raise at(ShaxValueError(message), current_source())
         self.fun = fun
-        self.nondiff_argnums = tuple(sorted(set(nondiff_argnums)))
         self.name = function_name(fun)
+        self.nondiff_argnums = self._checked_argnums(nondiff_argnums)
         self._built: dict[Hashable, _Built] = {}
         functools.update_wrapper(self, fun)
+
+    def _checked_argnums(self, given: Any) -> tuple[int, ...]:
+        """`nondiff_argnums` as sorted positions: an int or a sequence of them (None, as in JAX,
+        none), each naming a parameter of the function if its number of them is fixed."""
+        given = () if given is None else given
+        entries = [given] if _is_index(given) else given
+        if isinstance(given, (str, bytes)) or not isinstance(entries, Sequence) or not all(map(_is_index, entries)):
+            message = f"{self.kind}: nondiff_argnums must be non-negative ints, got {given!r}"
+            raise at(ShaxValueError(message), current_source())
+        positions = tuple(sorted({int(k) for k in entries}))
+        try:
+            parameters = inspect.signature(self.fun).parameters.values()
+        except (TypeError, ValueError):  # a builtin without a signature: checked at the call
+            return positions
+        kinds = [p.kind for p in parameters]
+        if positions and inspect.Parameter.VAR_POSITIONAL not in kinds:
+            count = sum(
+                k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD) for k in kinds
+            )
+            beyond = [k for k in positions if k >= count]
+            if beyond:
+                shown = f"{getattr(self.fun, '__name__', self.name)}{inspect.signature(self.fun)}"
+                message = f"{self.kind} {self.name}: nondiff_argnums {beyond} name no argument of {shown}"
+                raise at(ShaxValueError(message), current_source())
+        return positions
 
     def __call__(self, *args: Any) -> Any:
         self._check_arguments(args)
@@ -99,15 +119,12 @@ class _Custom:
 
     def _check_arguments(self, args: tuple[Any, ...]) -> None:
         """Arguments the function's signature cannot take are a ShaxError, on values as traced."""
-        try:
-            signature = inspect.signature(self.fun)
-        except (TypeError, ValueError):  # a builtin without one: the call itself will tell
-            return
-        try:
-            signature.bind(*args)
-        except TypeError as error:
-            message = f"{self.kind} {self.name}{signature} cannot be called so: {error}"
-            raise at(ShaxTypeError(message), current_source()) from None
+        check_arity(self.kind, "", self.fun, _positions(len(args)))
+
+    def _check_rule(self, role: str, rule: Callable[..., Any], *given: str) -> None:
+        """`rule` can take the nondiff arguments, then `given`: checked when it is defined."""
+        check_function(f"{self.kind} {self.name}.def{self.kind[-3:]}", rule)
+        check_arity(f"{self.kind} {self.name}", role, rule, [*_positions(len(self.nondiff_argnums)), *given])
 
     def _build(self, static: tuple[Any, ...], in_tree: TreeDef, types: tuple[TensorType, ...]) -> _Built:
         raise NotImplementedError
@@ -150,13 +167,13 @@ class custom_jvp(_Custom):  # noqa: N801 - JAX's name
 
     kind = "custom_jvp"
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] | int | None = ()) -> None:
         super().__init__(fun, nondiff_argnums)
         self.jvp: Callable[..., Any] | None = None
 
     def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
         """Use `jvp(*nondiff, primals, tangents) -> (outputs, output tangents)` as the rule."""
-        check_function(f"{self.kind} {self.name}.defjvp", jvp)
+        self._check_rule("the jvp rule", jvp, "primals", "tangents")
         self.jvp, self._built = jvp, {}
         return jvp
 
@@ -194,7 +211,8 @@ class custom_jvp(_Custom):  # noqa: N801 - JAX's name
                         raise ShaxTypeError(f"custom_jvp {self.name}: {message}")
             return _renamed(pairs.typed, function_name(rule_fn))
 
-        return _Built(CustomJVP(defn, Rule(traced_rule, function_name(rule_fn))), staging.out_tree)
+        traced = Rule(traced_rule, function_name(rule_fn), function_location(rule_fn))
+        return _Built(CustomJVP(defn, traced), staging.out_tree)
 
 
 class custom_vjp(_Custom):  # noqa: N801 - JAX's name
@@ -202,7 +220,7 @@ class custom_vjp(_Custom):  # noqa: N801 - JAX's name
 
     kind = "custom_vjp"
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] | int | None = ()) -> None:
         super().__init__(fun, nondiff_argnums)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
@@ -211,7 +229,7 @@ class custom_vjp(_Custom):  # noqa: N801 - JAX's name
         """`fwd(*args) -> (outputs, residuals)`; `bwd(*nondiff, residuals, output
         cotangents) -> a tuple of cotangents, one per (differentiable) argument`."""
         check_function(f"{self.kind} {self.name}.defvjp", fwd)
-        check_function(f"{self.kind} {self.name}.defvjp", bwd)
+        self._check_rule("bwd", bwd, "residuals", "cotangents")
         self.fwd, self.bwd, self._built = fwd, bwd, {}
 
     def _check_ready(self) -> None:
@@ -223,6 +241,7 @@ class custom_vjp(_Custom):  # noqa: N801 - JAX's name
         staging, defn = self._function(static, in_tree, types)
         fwd_fn, bwd_fn = self.fwd, self.bwd
         assert fwd_fn is not None and bwd_fn is not None
+        check_arity(f"custom_vjp {self.name}", "fwd", fwd_fn, _positions(len(static) + len(in_tree.children)))
 
         def fwd(*primals: Any) -> Any:
             result = fwd_fn(*self._with_static(static, primals))
@@ -271,6 +290,16 @@ class custom_vjp(_Custom):  # noqa: N801 - JAX's name
         fwd_rule = Rule(lambda: _renamed(forward().typed, function_name(fwd_fn)), function_name(fwd_fn))
         bwd_rule = Rule(traced_bwd, function_name(bwd_fn))
         return _Built(CustomVJP(defn, fwd_rule, bwd_rule), staging.out_tree)
+
+
+def _is_index(k: Any) -> bool:
+    """An argument's position: a non-negative int (a numpy one too), not a bool."""
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)) and bool(k >= 0)
+
+
+def _positions(n: int) -> list[str]:
+    """How an arity error names n arguments of the function (its nondiff ones among them)."""
+    return [f"args[{k}]" for k in range(n)]
 
 
 def _renamed(defn: Definition, name: str) -> Definition:

@@ -10,9 +10,9 @@
 forward graph its derivative reads (activations; only those it reads). It returns the
 gradients of `expected_outputs`, the required arguments, in the order listed.
 
-PopXL mutates the forward graph so that it also outputs those activations. A shax
-definition is a value, so `info.original_graph` is the definition autodiff was given
-and `info.forward_graph` the forward graph as autodiff leaves it: a new definition
+`info.forward_graph` is the definition autodiff was given, as PopXL's (the key of
+`called_graphs_grad_info`). PopXL mutates it so that it also outputs the activations; a
+shax definition is a value, so `info.forward_with_activations` is a new definition
 returning the original's outputs, then the activations, whose vars `expected_inputs`
 are (its argument vars are the original's). `inputs_dict(fwd_call_info)` re-points
 that call site to it (so the forward pass runs once) and reads the activations off it.
@@ -43,7 +43,7 @@ from shax.primitives import Arg, Call
 from shax.printing import called_definitions
 from shax.stages import linearize, transpose
 from shax.tracer import Tracer, apply
-from shax.transforms.subgraph import CallSiteInfo, argument_vars, position_of, typed_callee
+from shax.transforms.subgraph import CallSiteInfo, position_of, typed_callee
 from shax.well_typed import mark_well_typed
 
 
@@ -71,11 +71,14 @@ class GradGraphInfo:
     """PopXL's `GradGraphInfo`: a gradient graph and how to call it."""
 
     graph: Definition
-    original_graph: Definition  # the (typed) definition autodiff was given
-    forward_graph: Definition
-    expected_inputs: tuple[Var, ...]  # vars of forward_graph, the gradient graph's inputs after the cotangents
+    forward_graph: Definition  # the definition autodiff was given, as it was given
+    original_graph: Definition  # forward_graph typed (forward_graph itself if it was typed)
+    forward_with_activations: Definition  # forward_graph's outputs, then the activations
+    expected_inputs: tuple[
+        Var, ...
+    ]  # vars of forward_with_activations, the gradient graph's inputs after the cotangents
     expected_outputs: tuple[Var, ...]  # argument vars of forward_graph whose gradients `graph` returns
-    num_outputs: int  # of the original forward graph: forward_graph returns them, then the activations
+    num_outputs: int  # of forward_graph: forward_with_activations returns them, then the activations
     linearized: LinearizedDefinition | None = None  # its derivative, when `graph` serves calls too
 
     def inputs_dict(self, fwd_call_info: CallSiteInfo) -> dict[Any, Any]:
@@ -83,12 +86,12 @@ class GradGraphInfo:
         keyed by the gradient graph's argument var (its position, if it does not read it)."""
         activations = self._activations(fwd_call_info)
         first = len(self.graph.arg_types) - len(self.expected_inputs)
-        graph_args = argument_vars(self.graph)
+        graph_args = self.graph.inputs
         keys = [first + j if graph_args[first + j] is None else graph_args[first + j] for j in range(len(activations))]
         return dict(zip(keys, activations))
 
     def _activations(self, site: CallSiteInfo) -> list[Any]:
-        forward, n = self.forward_graph, self.num_outputs
+        forward, n = self.forward_with_activations, self.num_outputs
         _expect_site("inputs_dict", site, (forward, self.original_graph), "the graph differentiated")
         tracers = [o for o in site.inputs if isinstance(o, Tracer)]
         if not tracers:
@@ -113,10 +116,10 @@ class GradGraphInfo:
         the gradient call site (keyed by the caller's tensors themselves; a tensor passed
         as several arguments gets the sum of their gradients)."""
         what = "fwd_parent_ins_to_grad_parent_outs"
-        _expect_site(what, fwd_call_info, (self.forward_graph, self.original_graph), "the graph differentiated")
+        forward = self.forward_with_activations
+        _expect_site(what, fwd_call_info, (forward, self.original_graph), "the graph differentiated")
         _expect_site(what, grad_call_info, (self.graph,), "its gradient graph")
-        arguments = argument_vars(self.forward_graph)
-        positions = [position_of("autodiff", self.forward_graph, v, arguments) for v in self.expected_outputs]
+        positions = [position_of("autodiff", forward, v, forward.inputs) for v in self.expected_outputs]
         found: dict[int, tuple[Any, Any]] = {}
         for k, g in zip(positions, grad_call_info.outputs, strict=True):
             tensor = fwd_call_info.inputs[k]
@@ -171,7 +174,7 @@ def autodiff(
             raise ShaxTypeError(f"autodiff: {message}")
         defn = typed_callee("autodiff", graph)
         provided = _positions("grads_provided", defn, grads_provided, list(defn.outputs))
-        required = _positions("grads_required", defn, grads_required, argument_vars(defn))
+        required = _positions("grads_required", defn, grads_required, defn.inputs)
         for k in required or ():
             if not defn.arg_types[k].dtype.is_float:
                 raise ShaxTypeError(f"autodiff: argument {k} of {defn.name} is a {defn.arg_types[k]}, not a float")
@@ -184,13 +187,13 @@ def autodiff(
             raise ShaxTypeError(f"autodiff: {message}")
         for called, info in (called_graphs_grad_info or {}).items():
             _install("autodiff: called_graphs_grad_info", called, info)
-        info = _grad_graph(defn, provided, required)
+        info = _grad_graph(graph, defn, provided, required)
     except ShaxError as error:
         raise at(error, current_source()) from None
     if not return_all_grad_graphs:
         return info
     differentiated = [c for c in called_definitions(defn) if callees.is_differentiated(c)]
-    return [info, *(_grad_graph(c, None, None) for c in differentiated)]
+    return [info, *(_grad_graph(c, c, None, None) for c in differentiated)]
 
 
 def _positions(
@@ -219,11 +222,16 @@ def _install(what: str, called: Any, info: Any) -> None:
         )
     defn = typed_callee(what, called)
     if info.original_graph is not defn:
-        raise ShaxValueError(f"{what}: that GradGraphInfo is for {info.original_graph.name}, not for {defn.name}")
+        other = "another definition named " if info.original_graph.name == defn.name else ""
+        message = f"that GradGraphInfo is for {other}{info.original_graph.name}, not for {defn.name}"
+        raise ShaxValueError(f"{what}: {message} (key it by its forward_graph)")
     callees.install(defn, info.linearized, info.graph)
 
 
-def _grad_graph(defn: Definition, provided: list[int] | None, required: list[int] | None) -> GradGraphInfo:
+def _grad_graph(
+    given: Definition, defn: Definition, provided: list[int] | None, required: list[int] | None
+) -> GradGraphInfo:
+    """The GradGraphInfo of `given`, whose typed definition is `defn`."""
     n = len(defn.outputs)
     everything = provided in (None, list(range(n))) and required in (None, list(callees.wrt(defn)))
     if everything:  # the derivative calls of defn use: built once
@@ -248,15 +256,16 @@ def _grad_graph(defn: Definition, provided: list[int] | None, required: list[int
         )
         forward = _with_arguments_of(cleanup(mark_well_typed(kept)), defn)
     expected_inputs = tuple(forward.outputs[n:])
-    forward_args = argument_vars(forward)
+    forward_args = forward.inputs
     expected_outputs = tuple(v for v in (forward_args[k] for k in wrt) if v is not None)  # every one
-    return GradGraphInfo(graph, defn, forward, expected_inputs, expected_outputs, n, lin if everything else None)
+    served = lin if everything else None
+    return GradGraphInfo(graph, given, defn, forward, expected_inputs, expected_outputs, n, served)
 
 
 def _reading_only(graph: Definition, cts: int) -> tuple[Definition, Callable[[Sequence[Var]], list[Var]]]:
     """`graph` without the activations it does not read (its arguments after the `cts`
     cotangents), and which of a list of activations it still takes."""
-    arguments = argument_vars(graph)
+    arguments = graph.inputs
     kept = [k for k in range(cts, len(arguments)) if arguments[k] is not None]
     if len(kept) == len(arguments) - cts:
         return graph, list
@@ -272,7 +281,7 @@ def _reading_only(graph: Definition, cts: int) -> tuple[Definition, Callable[[Se
 def _with_arguments_of(defn: Definition, original: Definition) -> Definition:
     """`defn` (the same arguments as `original`) reading each argument into the var
     `original` reads it into, and every argument into some var (to name it by)."""
-    names, read = argument_vars(original), argument_vars(defn)
+    names, read = original.inputs, defn.inputs
     if all(v is not None and (name is None or v.id == name.id) for v, name in zip(read, names)):
         return defn
     fresh = itertools.count(1 + max((b.var.id for b in (*original.bindings, *defn.bindings)), default=-1))

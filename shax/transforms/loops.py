@@ -28,7 +28,7 @@ from shax.primitives import Scan, While
 from shax.primitives.loops import run_all
 from shax.pytree import TreeDef, flatten, leaf_paths, unflatten
 from shax.tracer import Tracer, tracing
-from shax.tracing import check_function, function_name
+from shax.tracing import check_arity, check_function, function_name
 from shax.transforms.arguments import leaf_type, typed_leaves
 from shax.transforms.staging import Staging, stage
 from shax.types import TensorType, bool_, i32
@@ -41,6 +41,7 @@ def scan(f: Callable[..., Any], init: Any, xs: Any = None, length: int | None = 
     (backwards if `reverse`), the ys stacked; `length` is the trip count when `xs` is None."""
     try:
         check_function("scan", f)
+        check_arity("scan", "f", f, ("carry", "x"))
         return _scan("scan", f, function_name(f), init, xs, length, reverse, lambda path: "init" + path)
     except ShaxError as error:
         raise at(error, current_source()) from None
@@ -50,6 +51,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[..., Any], init_val: An
     """`val = body_fun(i, val)` for i from lower to upper - 1 (an i32 index)."""
     try:
         check_function("fori_loop", body_fun)
+        check_arity("fori_loop", "body_fun", body_fun, ("i", "val"))
         return _fori_loop(lower, upper, body_fun, init_val)
     except ShaxError as error:
         raise at(error, current_source()) from None
@@ -58,9 +60,10 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[..., Any], init_val: An
 def while_loop(cond_fun: Callable[..., Any], body_fun: Callable[..., Any], init_val: Any) -> Any:
     """`val = body_fun(val)` while `cond_fun(val)` (a bool scalar) holds."""
     try:
-        check_function("while_loop", cond_fun)
-        check_function("while_loop", body_fun)
-        return _while_loop(cond_fun, body_fun, init_val, lambda path: "init_val" + path)
+        for role, fun in (("cond_fun", cond_fun), ("body_fun", body_fun)):
+            check_function("while_loop", fun)
+            check_arity("while_loop", role, fun, ("val",))
+        return _while_loop("while_loop", cond_fun, body_fun, init_val, lambda path: "init_val" + path)
     except ShaxError as error:
         raise at(error, current_source()) from None
 
@@ -184,57 +187,62 @@ def _fori_loop(lower: Any, upper: Any, body_fun: Callable[..., Any], init_val: A
             isinstance(bound, Tracer) and bound.type.dtype == i32 and not bound.type.shape
         ):
             raise ShaxTypeError(f"fori_loop: the bounds must be ints or i32[] values, got {bound!r}")
-    label: Label = lambda path: "init_val" + path[len("[1]") :]  # noqa: E731 - the carry is (i, val)
+    val, val_tree, val_types = typed_leaves("fori_loop", init_val)
+    bname = function_name(body_fun, "body_fun")
+    label: Label = lambda path: "init_val" + path  # noqa: E731
+
+    def checked(i: Any, val: Any) -> Any:
+        # The loop below carries the index too: body_fun's result is checked here, so that
+        # an error shows the user's carry, not the loop's.
+        new = body_fun(i, val)
+        leaves, tree = flatten(new)
+        _check_carry("fori_loop", bname, label, val_tree, val_types, tree, _types_of(leaves))
+        return new
+
+    init = unflatten(val_tree, val)
     if _is_static(lower) and _is_static(upper):
 
         def step(carry: Any, _: Any) -> Any:
             i, val = carry
-            return (i + np.int32(1), body_fun(i, val)), None
+            return (i + np.int32(1), checked(i, val)), None
 
-        start = np.int32(lower)
-        (_, val), _ = _scan(
-            "fori_loop",
-            step,
-            function_name(body_fun),
-            (start, init_val),
-            None,
-            max(int(upper) - int(lower), 0),
-            False,
-            label,
-        )
-        return val
+        trips = max(int(upper) - int(lower), 0)
+        (_, out), _ = _scan("fori_loop", step, bname, (np.int32(lower), init), None, trips, False, label)
+        return out
 
     def cond(carry: Any) -> Any:
         return carry[0] < carry[1]
 
     def body(carry: Any) -> Any:
         i, stop, val = carry
-        return i + np.int32(1), stop, body_fun(i, val)
+        return i + np.int32(1), stop, checked(i, val)
 
     bounds = [b if isinstance(b, Tracer) else np.int32(b) for b in (lower, upper)]
-    return _while_loop(cond, body, (*bounds, init_val), lambda path: "init_val" + path[len("[2]") :])[2]
+    return _while_loop("fori_loop", cond, body, (*bounds, init), label)[2]
 
 
-def _while_loop(cond_fun: Callable[..., Any], body_fun: Callable[..., Any], init_val: Any, label: Label) -> Any:
-    carry, carry_tree, carry_types = typed_leaves("while_loop", init_val)
+def _while_loop(
+    what: str, cond_fun: Callable[..., Any], body_fun: Callable[..., Any], init_val: Any, label: Label
+) -> Any:
+    carry, carry_tree, carry_types = typed_leaves(what, init_val)
     if not carry:
-        raise ShaxTypeError(f"while_loop: the carry {label('')} holds no tensor, got {init_val!r}")
-    cname, bname = function_name(cond_fun), function_name(body_fun)
+        raise ShaxTypeError(f"{what}: the carry {label('')} holds no tensor, got {init_val!r}")
+    cname, bname = function_name(cond_fun, "cond_fun"), function_name(body_fun, "body_fun")
     in_tree = flatten((unflatten(carry_tree, carry),))[1]
     if not tracing() and not any(isinstance(v, Tracer) for v in carry):
         state = unflatten(carry_tree, carry)
         while _predicate(cname, cond_fun(state)):
             state = body_fun(state)
             leaves, tree = flatten(state)
-            _check_carry("while_loop", bname, label, carry_tree, carry_types, tree, _types_of(leaves))
+            _check_carry(what, bname, label, carry_tree, carry_types, tree, _types_of(leaves))
         return state
     staged_cond = stage(cond_fun, in_tree, carry_types)
     out = staged_cond.typed.output_types()
     if len(out) != 1 or out[0] != TensorType(bool_, ()):
-        raise ShaxTypeError(f"while_loop: {cname} must return a bool scalar, got {', '.join(map(str, out))}")
+        raise ShaxTypeError(f"{what}: {cname} must return a bool scalar, got {', '.join(map(str, out))}")
     staged_body = stage(body_fun, in_tree, carry_types)
     body_types = staged_body.typed.output_types()
-    _check_carry("while_loop", bname, label, carry_tree, carry_types, staged_body.out_tree, body_types)
+    _check_carry(what, bname, label, carry_tree, carry_types, staged_body.out_tree, body_types)
     ccap, bcap = list(staged_cond.captured), list(staged_body.captured)
     consts = [*ccap, *bcap]
     arg_types = [c.type for c in consts] + list(carry_types)

@@ -25,7 +25,7 @@ from shax.evaluate import check_argument, evaluate
 from shax.ir import Definition, Var
 from shax.location import current_source
 from shax.passes import cleanup
-from shax.primitives import Arg, Call
+from shax.primitives import Call
 from shax.pytree import TreeDef, flatten, unflatten
 from shax.stages import check_types
 from shax.tracer import Tracer, apply
@@ -34,15 +34,6 @@ from shax.transforms.staging import stage
 from shax.transforms.transformed import Transformed
 from shax.types import TensorType
 from shax.validation import expect_definition
-
-
-def argument_vars(defn: Definition) -> list[Var | None]:
-    """The var each argument of `defn` is read into (its first `arg` binding; None if unread)."""
-    found: list[Var | None] = [None] * len(defn.arg_types)
-    for b in defn.bindings:
-        if isinstance(b.prim, Arg) and found[b.prim.index] is None:
-            found[b.prim.index] = b.var
-    return found
 
 
 def position_of(what: str, defn: Definition, key: Any, candidates: Sequence[Var | None]) -> int:
@@ -68,7 +59,7 @@ def _operands(what: str, defn: Definition, args: Sequence[Any], inputs_dict: Map
     if inputs_dict is not None:
         if not isinstance(inputs_dict, Mapping):
             raise ShaxTypeError(f"{what}: inputs_dict must be a mapping, got a {type(inputs_dict).__name__}")
-        arguments = argument_vars(defn)
+        arguments = defn.inputs
         for key, value in inputs_dict.items():
             k = position_of(f"{what}: inputs_dict", defn, key, arguments)
             if slots[k] is not _MISSING:
@@ -117,7 +108,7 @@ class CallSiteInfo:
         if not isinstance(var, Var):
             message = f"graph_to_parent: expected a var of {self.called_graph.name}, got {type(var).__name__}"
             raise at(ShaxTypeError(message), current_source())
-        for k, v in enumerate(argument_vars(self.called_graph)):
+        for k, v in enumerate(self.called_graph.inputs):
             if v is not None and v.id == var.id:
                 return self.inputs[k]
         for k, v in enumerate(self.called_graph.outputs):
