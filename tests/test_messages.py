@@ -139,3 +139,50 @@ TAKES_A_FUNCTION = {
 def test_a_non_callable_is_refused_by_name(name: str, not_a_function: Any) -> None:
     with pytest.raises(shax.ShaxTypeError, match=rf"^{name}: expected a function, got .*{HERE}"):
         TAKES_A_FUNCTION[name](not_a_function)
+
+
+# Deeply nested arguments: flattened by loops, on both backends
+
+
+def _nested(depth: int, leaf: Any, as_dict: bool) -> Any:
+    for _ in range(depth):
+        leaf = {"a": leaf} if as_dict else [leaf]
+    return leaf
+
+
+def _innermost(tree: Any) -> Any:
+    while isinstance(tree, (list, dict)):
+        tree = tree["a"] if isinstance(tree, dict) else tree[0]
+    return tree
+
+
+def _sum_of_squares(tree: Any) -> Any:
+    x = _innermost(tree)
+    return (x * x).sum()
+
+
+DEEP = 10_000
+XS = np.arange(3, dtype=np.float32)
+
+
+@pytest.mark.parametrize("as_dict", [False, True])
+def test_jit_grad_and_vmap_take_a_deeply_nested_argument(as_dict: bool) -> None:
+    tree = _nested(DEEP, XS, as_dict)
+    assert shax.jit(_sum_of_squares)(tree) == np.float32(5.0)
+    np.testing.assert_array_equal(_innermost(shax.grad(_sum_of_squares)(tree)), 2 * XS)
+    batched = shax.vmap(_sum_of_squares)(_nested(DEEP, np.stack([XS, XS + 1]), as_dict))
+    np.testing.assert_array_equal(batched, [5.0, 14.0])
+
+
+@pytest.mark.parametrize("as_dict", [False, True])
+def test_the_xla_jit_takes_a_deeply_nested_argument(as_dict: bool) -> None:
+    pytest.importorskip("jax")
+    assert float(shax.jit(_sum_of_squares, backend="xla")(_nested(DEEP, XS, as_dict))) == 5.0
+
+
+def test_vmap_refuses_in_axes_nested_beyond_its_limit() -> None:
+    from shax.transforms.vmap import MAX_AXES_DEPTH
+
+    shax.vmap(_sum_of_squares, in_axes=(_nested(MAX_AXES_DEPTH - 1, 0, False),))
+    with pytest.raises(shax.ShaxValueError, match=rf"^vmap: in_axes nests .* {MAX_AXES_DEPTH} deep.*{HERE}"):
+        shax.vmap(_sum_of_squares, in_axes=(_nested(DEEP, 0, False),))
