@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, a_type, at
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.location import current_source
@@ -84,7 +84,7 @@ def _is_var(v: Any) -> bool:
 def _malformed(binding: Any) -> str | None:
     """What makes `binding` no binding of the IR, if anything."""
     if not isinstance(binding, Binding):
-        return f"is a {type(binding).__name__}, not a Binding"
+        return f"is {a_type(binding)}, not a Binding"
     if not _is_var(binding.var):
         return f"binds {binding.var!r}, not a Var (an int id, a TensorType or None)"
     if not isinstance(binding.prim, Primitive):
@@ -252,4 +252,4 @@ def _described(value: Any) -> str:
         return f"the Definition {reprlib.repr(value.name)}: shax.stages.linearize makes a LinearizedDefinition of it"
     if callable(value):
         return f"the function {reprlib.repr(value)}: shax.trace(f, *arg_types) makes a Definition of it"
-    return f"a {type(value).__name__} ({reprlib.repr(value)})"
+    return f"{a_type(value)} ({reprlib.repr(value)})"

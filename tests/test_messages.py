@@ -186,3 +186,13 @@ def test_vmap_refuses_in_axes_nested_beyond_its_limit() -> None:
     shax.vmap(_sum_of_squares, in_axes=(_nested(MAX_AXES_DEPTH - 1, 0, False),))
     with pytest.raises(shax.ShaxValueError, match=rf"^vmap: in_axes nests .* {MAX_AXES_DEPTH} deep.*{HERE}"):
         shax.vmap(_sum_of_squares, in_axes=(_nested(DEEP, 0, False),))
+
+
+# Wording: a class named in a message takes its article
+
+
+def test_a_message_names_a_class_with_its_article() -> None:
+    with pytest.raises(shax.ShaxTypeError, match=rf"^cse: expected a Definition, got an int \(3\) .*{HERE}"):
+        passes.cse(3)  # type: ignore[arg-type]
+    with pytest.raises(shax.ShaxTypeError, match=r"got an ellipsis"):
+        shax.evaluate(stages.infer_types(shax.trace(lambda x: x, T)), ...)
