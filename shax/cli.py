@@ -8,7 +8,9 @@ shax demo       # the gradient-descent demo, then the medium pipeline (examples/
 shax demo --plot descent.png    # ... and a picture of the descent
 
 An error, in the input or in the user's own function, is one line on stderr and exit
-status 1; `--traceback` shows where it came from.
+status 1; `--traceback` shows where it came from. An output file that cannot be written
+(`--html`, `--dot`, `--svg`, `--plot`) is found before any work: one line and exit status 2,
+as argparse reports a bad option.
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from shax.errors import ShaxError, ShaxValueError
+from shax.errors import ShaxError, ShaxValueError, at
 from shax.explain import HEADERS, explain
 from shax.graphviz import render_svg
-from shax.location import show_location, user_frame_of
+from shax.location import callers_hidden, show_location, user_frame_of
 from shax.stages import infer_types
 from shax.tracing import trace
 from shax.types import TensorType
@@ -133,10 +135,20 @@ def _values(text: str) -> list[Any]:
     return values
 
 
+OUTPUT_OPTIONS = ("html", "dot", "svg", "plot")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    for option in OUTPUT_OPTIONS:
+        path = getattr(args, option, None)
+        problem = None if path is None else _unwritable(Path(path))
+        if problem is not None:
+            print(f"shax {args.command}: --{option} {path}: {problem}", file=sys.stderr)
+            return 2
     try:
-        _run(args)
+        with callers_hidden():  # what called main is not the input: an error about it names the command line
+            _run(args)
     except BrokenPipeError:
         # The reader stopped (`shax demo | head`): leave quietly, as Unix tools do. Python
         # would report the pipe again when it flushes stdout at exit, so point it elsewhere.
@@ -153,10 +165,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _unwritable(path: Path) -> str | None:
+    """Why a file cannot be written at `path`, if it cannot."""
+    folder = path.parent
+    if path.is_dir():
+        return "is a directory"
+    if not folder.is_dir():
+        return f"the directory {folder} does not exist" if not folder.exists() else f"{folder} is not a directory"
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return "cannot be written (permission denied)"
+    return None
+
+
 def _message(error: Exception) -> str:
-    """A ShaxError names the user's line itself; another error is the user's own, raised there."""
+    """A ShaxError names the user's line itself, or came from the command line (none of the
+    user's lines ran); another error is the user's own, raised there."""
     if isinstance(error, ShaxError):
-        return str(error)
+        return str(at(error, "the command line"))
     where = show_location(user_frame_of(error.__traceback__))
     return f"{type(error).__name__}: {error}" + (f" (at {where})" if where else "")
 
@@ -165,8 +190,16 @@ def _run(args: argparse.Namespace) -> None:
     if args.command == "demo":
         run_demos(args.plot)
         return
-    function = load_function(args.function)
-    types = [TensorType.parse(t) for t in args.types]
+    try:
+        function = load_function(args.function)
+    except ShaxError as error:
+        raise at(error, f"the command line's {args.function!r}") from error.__cause__
+    types = []
+    for text in args.types:
+        try:
+            types.append(TensorType.parse(text))
+        except ShaxError as error:
+            raise at(error, f"the command line's {text!r}") from None
     if args.command == "explain":
         values = {"inputs": args.inputs, "tangents": args.tangents, "cotangents": args.cotangents}
         progress = _progress()

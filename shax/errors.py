@@ -37,3 +37,9 @@ def named(error: ShaxError, operation: str) -> ShaxError:
     renamed = type(error)(f"{operation}: {error}")
     renamed.__cause__ = error.__cause__
     return renamed
+
+
+def a_type(value: object) -> str:
+    """`value`'s class with its article, for messages: `an int`, `a str`."""
+    name = type(value).__name__
+    return ("an " if name[:1].lower() in "aeiou" else "a ") + name

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, a_type, at
 from shax.ir import Binding, Definition
 from shax.location import current_source
 from shax.primitive import Arg, MultiOutput
@@ -87,7 +87,7 @@ def check_argument(what: str, declared: TensorType, value: Any) -> Any:
         except ShaxError as error:  # a dtype shax lacks, an int beyond i32
             raise type(error)(f"{what}: {error}") from None
     else:
-        raise ShaxTypeError(f"{what} must be a tensor of type {declared}, got a {type(value).__name__}")
+        raise ShaxTypeError(f"{what} must be a tensor of type {declared}, got {a_type(value)}")
     if given != declared:
         raise ShaxTypeError(f"{what} has type {given}, but {declared} was declared")
     return value

@@ -18,7 +18,7 @@ import attrs
 import numpy as np
 
 from shax.diff import diff as diff_of
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, a_type, at
 from shax.evaluate import evaluate
 from shax.ir import Definition, LinearizedDefinition
 from shax.location import current_source
@@ -263,7 +263,7 @@ def _values(
         return tuple(_random(t, rng) for t in types)
     expected = ", ".join(map(str, types))
     if not isinstance(given, (list, tuple)):
-        message = f"explain: {what} must be a list of {len(types)} value(s) ({expected}), got a {type(given).__name__}"
+        message = f"explain: {what} must be a list of {len(types)} value(s) ({expected}), got {a_type(given)}"
         raise at(ShaxTypeError(message), current_source())
     if len(given) != len(types):
         message = f"explain: {what} needs {len(types)} value(s) ({expected}), got {len(given)}"

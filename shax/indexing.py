@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxTypeError, ShaxValueError, at
+from shax.errors import ShaxTypeError, ShaxValueError, a_type, at
 from shax.location import current_source
 from shax.types import TensorType
 
@@ -122,7 +122,7 @@ def _parse(key: Any, shape: tuple[int, ...]) -> list[Any]:
         elif isinstance(item, (list, tuple, np.ndarray)) or _traced_type(item) is not None:
             items.append(_index_array(item))
         else:
-            raise _fail(f"cannot index with a {type(item).__name__} (ints, slices, None, ..., integer arrays)")
+            raise _fail(f"cannot index with {a_type(item)} (ints, slices, None, ..., integer arrays)")
     if sum(item is Ellipsis for item in items) > 1:
         raise _fail("an index can only have one ellipsis (...)", ShaxValueError)
     used = sum(_axes_taken(item) for item in items)

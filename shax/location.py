@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from types import CodeType, FrameType, TracebackType
 
@@ -49,6 +51,27 @@ def user_location() -> tuple[str, int] | None:
             return code.co_filename, frame.f_lineno
         frame = frame.f_back
     return None
+
+
+@contextmanager
+def callers_hidden() -> Iterator[None]:
+    """Within the block, the frames that entered it are library code: a command's callers
+    (its console script, a test calling its `main`) are not where its input came from, so
+    an error about that input names no line of theirs."""
+    frame: FrameType | None = sys._getframe(1)
+    saved: dict[CodeType, bool | None] = {}  # code object -> what the cache held before
+    while frame is not None:
+        saved.setdefault(frame.f_code, _internal.get(frame.f_code))
+        _internal[frame.f_code] = True
+        frame = frame.f_back
+    try:
+        yield
+    finally:
+        for code, before in saved.items():
+            if before is None:
+                _internal.pop(code, None)
+            else:
+                _internal[code] = before
 
 
 def user_frame_of(trace: TracebackType | None) -> tuple[str, int] | None:

@@ -30,6 +30,7 @@ from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
 from shax.printing import show_float
 from shax.pytree import flatten, unflatten
+from shax.tracing import check_function
 from shax.transforms import value_and_grad
 
 Log = Callable[[str], Any] | None
@@ -62,7 +63,7 @@ def gradient_descent(
     keep_params: bool = False,
 ) -> tuple[Any, Any] | History:
     """Plain gradient descent: p ← p - lr·∇f(p)."""
-    _check_settings("gradient_descent", iters, log, history, keep_params, lr=lr)
+    _check_settings("gradient_descent", f, iters, log, history, keep_params, lr=lr)
 
     def update(leaves: list[Any], grads: Sequence[Any], step: int) -> list[Any]:
         return [p - lr * g for p, g in zip(leaves, grads)]
@@ -81,7 +82,7 @@ def momentum(
     keep_params: bool = False,
 ) -> tuple[Any, Any] | History:
     """Heavy-ball momentum: v ← β·v + ∇f(p), p ← p - lr·v."""
-    _check_settings("momentum", iters, log, history, keep_params, lr=lr, beta=beta)
+    _check_settings("momentum", f, iters, log, history, keep_params, lr=lr, beta=beta)
     velocity: list[Any] = []
 
     def update(leaves: list[Any], grads: Sequence[Any], step: int) -> list[Any]:
@@ -107,7 +108,7 @@ def adam(
 ) -> tuple[Any, Any] | History:
     """Adam (Kingma & Ba): m ← b1·m + (1-b1)·g, s ← b2·s + (1-b2)·g², then
     p ← p - lr·m̂/(√ŝ + eps) with the bias-corrected m̂ = m/(1-b1ᵗ), ŝ = s/(1-b2ᵗ)."""
-    _check_settings("adam", iters, log, history, keep_params, lr=lr, b1=b1, b2=b2, eps=eps)
+    _check_settings("adam", f, iters, log, history, keep_params, lr=lr, b1=b1, b2=b2, eps=eps)
     m: list[Any] = []
     s: list[Any] = []
 
@@ -122,10 +123,11 @@ def adam(
     return _minimize(f, params, iters, log, update, history or keep_params, keep_params)
 
 
-def _check_settings(what: str, iters: Any, log: Any, history: Any, keep_params: Any, **rates: Any) -> None:
-    """Nothing if `iters` is a count, `log` a function or None, `history` and `keep_params`
-    bools, and each of `rates` a finite real number; else a ShaxError naming the optimizer
-    and the setting, at the caller's line."""
+def _check_settings(what: str, f: Any, iters: Any, log: Any, history: Any, keep_params: Any, **rates: Any) -> None:
+    """Nothing if `f` is a function, `iters` a count, `log` a function or None, `history`
+    and `keep_params` bools, and each of `rates` a finite real number; else a ShaxError
+    naming the optimizer and the setting, at the caller's line."""
+    check_function(what, f)
     for error in _bad_settings(what, iters, log, rates):
         raise at(error, current_source())
     for name, flag in (("history", history), ("keep_params", keep_params)):

@@ -86,10 +86,7 @@ def _check(defn: Definition) -> None:
     if not defn.is_typed:
         message = f"stats: {defn.name} is untyped; run shax.stages.infer_types on it first"
         raise at(ShaxTypeError(message), current_source())
-    try:
-        check_types(defn)
-    except ShaxTypeError as error:
-        raise at(ShaxTypeError(f"stats: {error}"), current_source()) from None
+    check_types(defn, "stats")
 
 
 def _bindings(defn: Definition) -> Counter[str]:

@@ -26,7 +26,7 @@ from shax import numpy_dispatch
 from shax.array_methods import ArrayMethods
 from shax.array_methods_reductions import ReductionMethods
 from shax.array_protocols import ArrayProtocols
-from shax.errors import ShaxError, ShaxTypeError, at, named
+from shax.errors import ShaxError, ShaxTypeError, a_type, at, named
 from shax.location import current_attribution, current_source
 from shax.primitive import Arg, DerivedInstance, Primitive, from_user_args, primitive_method
 from shax.primitives import Broadcast, Constant, ConvertElementType, Select
@@ -178,7 +178,7 @@ def lift(trace: Trace, value: Any, reference: DType | None, op: str) -> Tracer:
         if node is None:
             node = trace.numbers[key] = emit(trace, Constant(array), ())
         return node
-    raise ShaxTypeError(f"{op}: cannot use a {type(value).__name__} as a tensor")
+    raise ShaxTypeError(f"{op}: cannot use {a_type(value)} as a tensor")
 
 
 def cons_key(prim: Primitive, args: tuple[Tracer, ...]) -> tuple[Any, ...]:

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, a_type, at
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.location import current_source
@@ -84,7 +84,7 @@ def _is_var(v: Any) -> bool:
 def _malformed(binding: Any) -> str | None:
     """What makes `binding` no binding of the IR, if anything."""
     if not isinstance(binding, Binding):
-        return f"is a {type(binding).__name__}, not a Binding"
+        return f"is {a_type(binding)}, not a Binding"
     if not _is_var(binding.var):
         return f"binds {binding.var!r}, not a Var (an int id, a TensorType or None)"
     if not isinstance(binding.prim, Primitive):
@@ -106,7 +106,7 @@ def binding_type(defn: Definition, binding: Binding, operands: tuple[TensorType 
     prim = binding.prim
     if isinstance(prim, Arg):
         if not 0 <= prim.index < len(defn.arg_types):
-            raise ShaxValueError(f"{defn.name} has {len(defn.arg_types)} arguments")
+            raise ShaxValueError(f"{defn.name} has {len(defn.arg_types)} argument(s)")
         return defn.arg_types[prim.index]
     types = [t for t in operands if t is not None]
     if len(types) < len(operands):
@@ -117,10 +117,11 @@ def binding_type(defn: Definition, binding: Binding, operands: tuple[TensorType 
     return result_type(prim, *types)
 
 
-def check_types(defn: Definition) -> Definition:
-    """`defn` itself if every annotation agrees with the type rules; else a ShaxTypeError."""
-    expect_definition("check_types", defn)
-    _check_types("check_types", defn, annotated=True)
+def check_types(defn: Definition, stage: str = "check_types") -> Definition:
+    """`defn` itself if every annotation agrees with the type rules; else a ShaxTypeError
+    naming `stage` (the pass or function that checks on entry what it was handed)."""
+    expect_definition(stage, defn)
+    _check_types(stage, defn, annotated=True)
     return mark_well_typed(defn)
 
 
@@ -145,6 +146,8 @@ def _check_types(stage: str, defn: Definition, annotated: bool) -> None:
         if binding.var.id in env:
             raise ShaxValueError(f"x{binding.var.id} is bound twice")
         t = binding_type(defn, binding, tuple([env.get(a.id) for a in binding.args]))
+        if binding.var.type is None and annotated:
+            raise ShaxTypeError(f"untyped binding (it has {t}); run shax.stages.infer_types first")
         if binding.var.type != t and (annotated or binding.var.type is not None):
             raise ShaxTypeError(f"annotated {binding.var.type!r}, but the rule gives {t}")
         env[binding.var.id] = t
@@ -180,19 +183,26 @@ def check_well_formed(stage: str, defn: Definition) -> None:
 
 def _check_well_formed(stage: str, defn: Definition) -> None:
     check_parts(stage, defn)
-    bound: set[int] = set()
+    bound: dict[int, TensorType] = {}  # var id -> its type
     for binding in defn.bindings:
         if binding.var.type is None:
             raise fail(stage, binding, "the definition is untyped; run shax.stages.infer_types first")
         unbound = [f"x{a.id}" for a in binding.args if a.id not in bound]
         if unbound:
             raise fail(stage, binding, f"{', '.join(unbound)} used before being bound", ShaxValueError)
+        if binding.var.id in bound:
+            raise fail(stage, binding, f"x{binding.var.id} is bound twice", ShaxValueError)
         if isinstance(binding.prim, Arg) and not 0 <= binding.prim.index < len(defn.arg_types):
             raise fail(stage, binding, f"{defn.name} has {len(defn.arg_types)} argument(s)", ShaxValueError)
-        bound.add(binding.var.id)
+        # (a stage's rule is called with the operands: a wrong count would fail inside it)
+        if len(binding.args) != binding.prim.arity:
+            message = f"{binding.prim.name} takes {binding.prim.arity} operand(s), got {len(binding.args)}"
+            raise fail(stage, binding, message)
+        bound[binding.var.id] = binding.var.type
     unbound = [f"x{v.id}" for v in defn.outputs if v.id not in bound]
     if unbound:
         raise ShaxValueError(f"{stage}: {defn.name} returns {', '.join(unbound)}, never bound")
+    check_outputs(stage, defn, bound)  # their annotations
 
 
 def check_linearized(stage: str, lin: LinearizedDefinition) -> None:
@@ -242,4 +252,4 @@ def _described(value: Any) -> str:
         return f"the Definition {reprlib.repr(value.name)}: shax.stages.linearize makes a LinearizedDefinition of it"
     if callable(value):
         return f"the function {reprlib.repr(value)}: shax.trace(f, *arg_types) makes a Definition of it"
-    return f"a {type(value).__name__} ({reprlib.repr(value)})"
+    return f"{a_type(value)} ({reprlib.repr(value)})"

@@ -20,15 +20,16 @@ from contextvars import Token
 
 from shax.errors import ShaxError, ShaxTypeError, at
 from shax.ir import Binding
-from shax.location import Attribution, attribute, restore
+from shax.location import Attribution, attribute, current_source, restore
 from shax.printing import show_binding
 
 _FOREIGN = (ValueError, TypeError, IndexError, ArithmeticError)
 
 
 def fail(stage: str, binding: Binding, message: str, error: type[ShaxError] = ShaxTypeError) -> ShaxError:
-    """An error of `stage` in `binding`, at the user's line that wrote it."""
-    return at(error(f"{stage}: in `{show_binding(binding)}`: {message}"), binding.source)
+    """An error of `stage` in `binding`, at the user's line that wrote it; at the line
+    calling the stage where no line wrote it (an argument's binding, a hand-built one)."""
+    return at(error(f"{stage}: in `{show_binding(binding)}`: {message}"), binding.source or current_source())
 
 
 def for_each_binding(
@@ -69,11 +70,20 @@ def for_each_binding(
                 step(binding)
     except ShaxError as error:
         assert binding is not None
+        _restored(before)  # so that a binding with no line of its own is reported at the caller's
+        before = None
         raise fail(stage, binding, str(error), type(error)) from None
     except _FOREIGN as error:
         if not foreign_errors or binding is None:
             raise
+        _restored(before)
+        before = None
         raise fail(stage, binding, f"{type(error).__name__}: {error}") from error
     finally:
-        if before is not None:
-            restore(before)
+        _restored(before)
+
+
+def _restored(token: Token[Attribution | None] | None) -> None:
+    """The attribution as before the walk, given the token of its first binding (None: none was set)."""
+    if token is not None:
+        restore(token)

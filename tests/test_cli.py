@@ -199,3 +199,44 @@ def test_demo_plot_draws_the_descent_and_prints_the_same(capsys: pytest.CaptureF
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     _, plain, _ = run(capsys, "demo")
     assert lines == plain  # the golden transcript, digit for digit (tests/test_golden.py checks it)
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (("explain", "examples/medium.py:medium", "f32[6", "f32[2,2]"), "the command line's 'f32[6'"),
+        (("types", "examples/medium.py:nosuch", "f32[6]"), "the command line's 'examples/medium.py:nosuch'"),
+        (("explain", *MEDIUM_ARGS[1:], "--inputs", "[[1]]"), "the command line"),
+    ],
+)
+def test_an_input_error_is_located_on_the_command_line(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], shown: str
+) -> None:
+    code, lines, err = run(capsys, *argv)
+    assert (code, lines) == (1, [])
+    assert err.splitlines()[0].endswith(f"(at {shown})") and "test_cli.py" not in err
+
+
+def test_the_console_script_is_not_the_users_line() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "shax.cli", "types", "examples/medium.py:medium", "f32[6]", "i32[x]"],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1 and result.stderr.splitlines()[0].endswith("(at the command line's 'i32[x]')")
+
+
+@pytest.mark.parametrize("option", ["--html", "--dot", "--svg"])
+@pytest.mark.parametrize("where", ["missing/out.txt", "."])
+def test_an_unwritable_output_is_refused_before_any_work(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, option: str, where: str
+) -> None:
+    path = tmp_path / where
+    code, lines, err = run(capsys, *MEDIUM_ARGS, option, str(path))
+    problem = "is a directory" if where == "." else f"the directory {tmp_path / 'missing'} does not exist"
+    assert (code, lines, err) == (2, [], f"shax explain: {option} {path}: {problem}\n")
+
+
+def test_an_unwritable_plot_is_refused_before_the_demo(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "missing" / "descent.png"
+    code, lines, err = run(capsys, "demo", "--plot", str(path))
+    assert (code, lines) == (2, []) and err == f"shax demo: --plot {path}: the directory {path.parent} does not exist\n"

@@ -74,7 +74,7 @@ def compile_definition(defn: Definition) -> Compiled:
     """`defn` (typed, or typed here) as a compiled Python function calling numpy."""
     expect_definition("compile_definition", defn)
     if not is_well_typed(defn):  # else checked already, or built typed by a stage or pass
-        defn = check_types(defn) if defn.is_typed else infer_types(defn)
+        defn = check_types(defn, "compile_definition") if defn.is_typed else infer_types(defn)
     with collector_paused():
         header, functions, namespace, name = generate(defn, _argument_checker(defn))
         # The functions of the definitions it calls (each with its own callees) come first.

@@ -147,6 +147,6 @@ def exported(what: str, defn: Definition) -> JaxFunction:
     found = _exported.get(id(defn))
     if found is None or found.given is not defn:
         typed = callees.typed(defn) if not defn.is_typed else defn
-        check_types(typed)
+        check_types(typed, what)
         found = _exported[id(defn)] = JaxFunction(defn, typed)
     return found

@@ -75,7 +75,10 @@ class XlaJit(Jit):
             try:
                 flat, structure = jax.tree_util.tree_flatten(args)
                 key = _key(structure, flat)
-            except (TypeError, ValueError):  # what JAX cannot flatten: shax's flattening says why
+            # What JAX cannot flatten: shax's flattening says why. A tree nested deeper than
+            # JAX's C++ recursion goes (about a thousand levels) is a SystemError or a
+            # RecursionError there; shax's flattening is a loop and takes it.
+            except (TypeError, ValueError, RecursionError, SystemError):
                 key = None
         if key is not None:
             found = self._fast.get(key)

@@ -20,14 +20,14 @@ from shax.ir import Binding, Definition
 from shax.location import current_source
 from shax.primitives import Arg, Constant
 from shax.tracer import Tracer
-from shax.validation import expect_definition
+from shax.validation import check_runnable
 from shax.well_typed import is_well_typed, mark_well_typed
 
 
 def bind_arguments(defn: Definition, values: dict[int, np.ndarray]) -> Definition:
     """`defn` with the arguments indexed in `values` fixed to those constants; the
     others keep their order (grad fixes the output cotangent of a VJP to one)."""
-    expect_definition("bind_arguments", defn)
+    check_runnable("bind_arguments", defn)  # (an argument binding it rewrites must read a declared argument)
     if not isinstance(values, dict):
         message = f"bind_arguments: values must be a dict from argument index to value, got {type(values).__name__}"
         raise at(ShaxTypeError(message), current_source())

@@ -83,8 +83,7 @@ def apply_passes(defn: Definition, names: Sequence[str]) -> Definition:
 @collector_paused()
 def cleanup(defn: Definition) -> Definition:
     """The default cleanup: forward identities, then cse, then dce."""
-    expect_definition("cleanup", defn)
-    check_input("forward_identities", defn)  # the first pass's check, and its errors
+    check_input("cleanup", defn)
     entries, operands, returned = _forward_and_merge(defn)
     live = _live(entries, operands, returned)
     builder = Builder()

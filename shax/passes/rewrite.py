@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from shax.builder import Builder
-from shax.errors import ShaxError, ShaxTypeError, at
+from shax.errors import ShaxTypeError, at
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, Var, type_of
+from shax.location import current_source
 from shax.primitive import Primitive
 from shax.primitives import Reshape
 from shax.printing import show_binding
@@ -34,13 +35,10 @@ def check_input(pass_name: str, defn: Definition) -> None:
     if is_well_typed(defn):  # checked already, or built typed by a stage or pass
         return
     for binding in defn.bindings:
-        if binding.var.type is None:
+        if binding.var.type is None:  # the caller's mistake, at the caller's line (the binding is fine)
             message = f"{pass_name}: in `{show_binding(binding)}`: untyped binding; run shax.stages.infer_types first"
-            raise at(ShaxTypeError(message), binding.source)
-    try:
-        check_types(defn)
-    except ShaxError as error:
-        raise type(error)(f"{pass_name}: {error}") from None
+            raise at(ShaxTypeError(message), current_source())
+    check_types(defn, pass_name)
 
 
 def rewrite(pass_name: str, defn: Definition, rule: Rule) -> Definition:

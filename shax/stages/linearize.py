@@ -28,7 +28,7 @@ import numpy as np
 
 import shax.rules.zeros  # noqa: F401 - registers the typeclass instance of symbolic zeros
 from shax.builder import Builder
-from shax.errors import ShaxTypeError, ShaxValueError, at
+from shax.errors import ShaxTypeError, ShaxValueError, a_type, at
 from shax.evaluate import evaluate
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
@@ -227,6 +227,6 @@ def _check_count(what: str, types: Sequence[TensorType], values: Any) -> None:
     """`values` is a list or tuple of one value per type (evaluate checks each value)."""
     if not isinstance(values, (list, tuple)) or len(values) != len(types):
         shown = ", ".join(map(str, types))
-        given = f"{len(values)} value(s)" if isinstance(values, (list, tuple)) else f"a {type(values).__name__}"
+        given = f"{len(values)} value(s)" if isinstance(values, (list, tuple)) else a_type(values)
         message = f"evaluate_linearized: {what} must be a list of {len(types)} value(s) ({shown}), got {given}"
         raise at(ShaxTypeError(message), current_source())

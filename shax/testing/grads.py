@@ -99,6 +99,10 @@ def check_grads(
         array = np.array(leaf, t.dtype.numpy)
         if not np.isfinite(array).all():
             raise at(ShaxValueError(f"check_grads: {label} has elements that are not finite"), current_source())
+        # The first step moves an element by up to eps: beyond the dtype's range, no difference is a number.
+        if float(np.max(np.abs(array), initial=0.0)) + tolerances.eps > float(np.finfo(array.dtype).max):
+            message = f"check_grads: eps={tolerances.eps:g} is too large: {label} ± eps is not finite in {t.dtype.name}"
+            raise at(ShaxValueError(message), current_source())
         arrays.append(array)
 
     def flat(*xs: Any) -> list[Any]:
@@ -107,7 +111,8 @@ def check_grads(
     name = function_name(f)
     # f itself through shax first: its errors (a wrong number of arguments, a shape error) name the user's line.
     zeros = unflatten(tree, [np.zeros_like(x) for x in arrays])
-    _check_outputs(name, flatten(jvp(f, unflatten(tree, arrays), zeros)[0])[0])
+    returned = jvp(f, unflatten(tree, arrays), zeros)[0]
+    _check_outputs(name, returned, flatten(returned)[0])
     levels = [_Level(flat, tuple(arrays), tuple(labels), name, 1)]
     rng = np.random.default_rng(SEED)
     while levels:  # depth first: a level in each mode, then the levels those lead to (fwd's first)
@@ -139,7 +144,10 @@ def _checked_options(f: Any, args: Any, order: Any, modes: Any, atol: Any, rtol:
     return _Tolerances(float(atol or 0.0), float(rtol or 0.0), float(eps or STEP))
 
 
-def _check_outputs(name: str, outputs: Sequence[Any]) -> None:
+def _check_outputs(name: str, returned: Any, outputs: Sequence[Any]) -> None:
+    if not outputs:  # nothing would be checked, and the check would pass
+        message = f"check_grads: {name} returned {reprlib.repr(returned)}: it has no outputs whose derivatives to check"
+        raise at(ShaxValueError(message), current_source())
     for k, out in enumerate(outputs):
         array = np.asarray(out)
         if array.dtype not in (np.float32, np.float64):
@@ -275,7 +283,8 @@ def _compare_fwd(
 def _check_fwd(level: _Level, tangents: list[np.ndarray], tolerances: _Tolerances) -> None:
     outputs, got = jvp(level.fn, level.args, tangents)
     values = _values([*level.args, *outputs, *got])
-    worst, unknown = _compare_fwd(got, _estimates(level, tangents, tolerances.eps), tolerances, values)
+    estimates = _estimates(level, tangents, tolerances.eps)
+    worst, unknown = _compare_fwd(got, estimates, tolerances, values)
     if worst is not None:
         where = "all arguments together"
         if len(level.args) > 1:  # which argument: along each alone
@@ -290,7 +299,7 @@ def _check_fwd(level: _Level, tangents: list[np.ndarray], tolerances: _Tolerance
             where = level.labels[0]
         raise _failure(level, "fwd", f"{where} (along a random tangent)", "the tangent of " + worst.place, worst)
     if unknown:
-        raise _not_smooth(level, "fwd")
+        raise _not_smooth(level, "fwd", estimates, tolerances.eps)
 
 
 def _weighted(
@@ -316,11 +325,12 @@ def _check_rev(level: _Level, tangents: list[np.ndarray], tolerances: _Tolerance
     exact = sum(float(np.sum(t * g)) for t, g in zip(tangents, got))
     # the inner product shax's cotangents give is itself rounded
     rounding = (RTOL if values is None else F32_TOL) * sum(float(np.sum(np.abs(t * g))) for t, g in zip(tangents, got))
-    expected, allowed, unknown = _weighted(_estimates(level, tangents, tolerances.eps), cts, tolerances, values)
+    estimates = _estimates(level, tangents, tolerances.eps)
+    expected, allowed, unknown = _weighted(estimates, cts, tolerances, values)
     allowed += rounding
     if not abs(exact - expected) <= allowed:
         if unknown:
-            raise _not_smooth(level, "rev")
+            raise _not_smooth(level, "rev", estimates, tolerances.eps)
         where, worst = _probe_rev(level, cts, got, tolerances, values)
         if worst is None:
             worst = _Miss("<tangent, cotangent>", exact, expected, np.nan, allowed)
@@ -358,10 +368,22 @@ def _failure(level: _Level, mode: str, argument: str, place: str, miss: _Miss) -
     )
 
 
-def _not_smooth(level: _Level, mode: str) -> ShaxError:
+def _not_smooth(level: _Level, mode: str, estimates: Sequence[Estimate], eps: float) -> ShaxError:
+    settle = f"the finite differences of {level.what} did not settle (mode {mode!r}, order {level.order})"
+    if any(e.overstepped for e in estimates):  # the step is to blame, not f
+        message = (
+            f"check_grads: eps={eps:g} is too large at these arguments: {settle}, as {level.what} is not finite "
+            "a step of eps away (the step leaves its domain or overflows its values); pass a smaller eps"
+        )
+        return at(StepTooLarge(message), current_source())
     message = (
-        f"check_grads: at these arguments the finite differences of {level.what} did not settle (mode {mode!r}, "
-        f"order {level.order}): it is not smooth on the scale of their steps (a kink, a pole, a rounding step), "
-        "so its derivatives cannot be checked there"
+        f"check_grads: at these arguments {settle}: it is not smooth on the scale of their steps (a kink, a pole, "
+        "a rounding step), so its derivatives cannot be checked there"
     )
     return at(NotSmooth(message), current_source())
+
+
+class StepTooLarge(NotSmooth):
+    """check_grads' finite differences did not settle because f is not finite a first step
+    away from the arguments: `eps` is too large there. A NotSmooth (no place to check, at
+    that eps), so that a property test drawing points rejects it as it rejects a kink."""

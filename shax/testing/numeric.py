@@ -57,6 +57,10 @@ class Estimate:
     value: np.ndarray
     error: np.ndarray
     roundoff: np.ndarray
+    # Whether the first step's difference was not a number somewhere f's value is: the step
+    # left f's domain or overflowed its values (so where the estimate did not settle, the
+    # step is to blame, not f's smoothness).
+    overstepped: bool = False
 
 
 def _flat(outputs: Any) -> tuple[np.ndarray, list[tuple[int, ...]]]:
@@ -112,7 +116,9 @@ def directional_derivative(
         return quotient, roundoff
 
     h = step / reach
-    previous = [central(h)[0]]
+    with np.errstate(all="ignore"):
+        previous = [central(h)[0]]
+    overstepped = bool((~np.isfinite(previous[0]) & np.isfinite(at)).any())
     best = np.full_like(previous[0], np.nan)
     error = np.full_like(previous[0], np.inf)
     best_roundoff = np.zeros_like(previous[0])
@@ -151,7 +157,7 @@ def directional_derivative(
             previous = row
     error = np.where(np.isnan(error), np.inf, error)
     parts = zip(_unflat(best, shapes), _unflat(error, shapes), _unflat(best_roundoff, shapes))
-    return [Estimate(*part) for part in parts]
+    return [Estimate(*part, overstepped) for part in parts]
 
 
 def unsettled(estimate: Estimate, scale: float) -> np.ndarray:
@@ -200,4 +206,6 @@ def check_directional_derivative(
                 f" (exact {got[unknown]})"
             )
     if rough:
-        raise NotSmooth(f"{what}: the finite differences did not settle, " + "; ".join(rough))
+        overstepped = any(e.overstepped for e in estimates)
+        cause = "; their first step left f's domain or overflowed its values" if overstepped else ""
+        raise NotSmooth(f"{what}: the finite differences did not settle{cause}, " + "; ".join(rough))

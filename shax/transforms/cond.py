@@ -21,7 +21,7 @@ import numpy as np
 
 import typeclasses as tc
 from shax.callees import rearranged
-from shax.errors import ShaxError, ShaxTypeError, at
+from shax.errors import ShaxError, ShaxTypeError, a_type, at
 from shax.location import current_source
 from shax.passes import cleanup
 from shax.primitives import Cond
@@ -81,7 +81,7 @@ def _given(operands: tuple[Any, ...]) -> list[str]:
 def _scalar(what: str, name: str, value: Any) -> TensorType:
     """The type of a scalar predicate or index (a Python int is i32), or an error."""
     if not isinstance(value, (Tracer, np.ndarray, np.generic, bool, int)):
-        raise ShaxTypeError(f"{what}: {name} must be a scalar, got a {type(value).__name__}")
+        raise ShaxTypeError(f"{what}: {name} must be a scalar, got {a_type(value)}")
     t = leaf_type(value)
     if t.shape:
         raise ShaxTypeError(f"{what}: {name} must be a scalar, got {t}")

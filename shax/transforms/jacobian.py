@@ -28,7 +28,7 @@ from shax.errors import ShaxTypeError, at
 from shax.location import current_source
 from shax.pytree import TreeDef, flatten, unflatten
 from shax.tracer import Tracer
-from shax.tracing import function_location, function_name
+from shax.tracing import check_function, function_location, function_name
 from shax.transforms.autodiff import jvp, vjp
 from shax.transforms.aux import checked_has_aux
 from shax.transforms.program import Program
@@ -91,6 +91,7 @@ class Hessian(Jacobian):
     kind = "hessian"
 
     def __init__(self, fn: Callable[..., Any], argnums: Wrt = 0, has_aux: bool = False) -> None:
+        check_function(self.kind, fn)  # (before jacrev checks it, under its own name)
         super().__init__(JacRev(fn, argnums, has_aux), argnums, has_aux)
         self.user_fn = fn
 

@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from shax.errors import ShaxTypeError, ShaxValueError, at
+from shax.errors import ShaxTypeError, ShaxValueError, a_type, at
 from shax.location import current_source
 from shax.tracing import function_name
 from shax.transforms.keywords import by_position, positional_names
@@ -48,7 +48,7 @@ class Statics:
             except TypeError:
                 label = f"argument {where}" if isinstance(where, int) else f"argument {where}="
                 message = (
-                    f"jit: the static {label} of {function_name(fn)} is a {type(value).__name__}, which is not "
+                    f"jit: the static {label} of {function_name(fn)} is {a_type(value)}, which is not "
                     "hashable; a static argument must be (it is part of the cache key): use a tuple, not a list, "
                     "and pass arrays as traced arguments"
                 )

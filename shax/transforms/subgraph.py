@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, a_type, at
 from shax.evaluate import check_argument, evaluate
 from shax.ir import Definition, Var
 from shax.location import current_source
@@ -58,7 +58,7 @@ def _operands(what: str, defn: Definition, args: Sequence[Any], inputs_dict: Map
         raise ShaxTypeError(f"{what}: {defn.name} takes {count} argument(s), got {len(args)}")
     if inputs_dict is not None:
         if not isinstance(inputs_dict, Mapping):
-            raise ShaxTypeError(f"{what}: inputs_dict must be a mapping, got a {type(inputs_dict).__name__}")
+            raise ShaxTypeError(f"{what}: inputs_dict must be a mapping, got {a_type(inputs_dict)}")
         arguments = defn.inputs
         for key, value in inputs_dict.items():
             k = position_of(f"{what}: inputs_dict", defn, key, arguments)

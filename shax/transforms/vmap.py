@@ -7,7 +7,8 @@
 
 `in_axes` is an int or None for every argument, or a tuple with one entry per
 argument, each an int, None, or a pytree of them matching that argument (a prefix: an
-int covers a whole subtree). `out_axes` is the same for f's result. Rank-0 values
+int covers a whole subtree), nested at most `MAX_AXES_DEPTH` containers deep. `out_axes`
+is the same for f's result. Rank-0 values
 (Python numbers, numpy scalars) have no axis to map over: they are shared. f is traced
 once at the per-example types (cached like every transform), then batched and cleaned.
 """
@@ -31,6 +32,10 @@ from shax.transforms.transformed import Transformed
 from shax.types import TensorType
 
 Axes = Any  # an int, None, or a pytree prefix of them (see the module docstring)
+
+# in_axes and out_axes are read by recursion, so their nesting is bounded well below
+# Python's recursion limit (the arguments themselves may nest deeper: an int covers a subtree).
+MAX_AXES_DEPTH = 200
 
 
 class Vmap(Transformed):
@@ -78,18 +83,38 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, *, axis:
 
 def _frozen(what: str, axes: Axes) -> Hashable:
     """`axes` as a hashable value of the same shape: lists become tuples, dicts sorted items."""
+    _check_depth(what, axes)
+    return _frozen_within(what, axes)
+
+
+def _check_depth(what: str, axes: Axes) -> None:
+    """Nothing if `axes` nests at most MAX_AXES_DEPTH containers deep (walked by a loop)."""
+    todo = [(axes, 0)]
+    while todo:
+        value, depth = todo.pop()
+        if isinstance(value, (tuple, list, dict)):
+            if depth >= MAX_AXES_DEPTH:
+                message = (
+                    f"vmap: {what} nests containers more than {MAX_AXES_DEPTH} deep; give one int or None "
+                    "for a whole subtree instead"
+                )
+                raise at(ShaxValueError(message), current_source())
+            todo.extend((child, depth + 1) for child in (value.values() if isinstance(value, dict) else value))
+
+
+def _frozen_within(what: str, axes: Axes) -> Hashable:
     if axes is None:
         return None
     if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
         return int(axes)
     if isinstance(axes, (tuple, list)):
-        return tuple(_frozen(what, a) for a in axes)
+        return tuple(_frozen_within(what, a) for a in axes)
     if isinstance(axes, dict):
         try:
             keys = sorted_keys(axes)
         except ShaxError as error:
             raise type(error)(f"vmap: {what}: {error}") from None
-        return _Dict(tuple((k, _frozen(what, axes[k])) for k in keys))
+        return _Dict(tuple((k, _frozen_within(what, axes[k])) for k in keys))
     raise at(
         ShaxValueError(f"vmap: {what} entries must be ints, None, or pytrees of them, got {axes!r}"), current_source()
     )
