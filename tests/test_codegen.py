@@ -268,14 +268,23 @@ def test_bad_arguments_are_type_errors(args: tuple[Any, ...], fragments: list[st
 
 
 @pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
-def test_tracers_are_refused_and_array_subclasses_taken_as_arrays() -> None:
+class _Tagged(np.ndarray):
+    """A user's subclass that only adds an attribute: its data is an ndarray's."""
+
+    tag = "mine"
+
+
+def test_tracers_and_matrices_are_refused_and_other_subclasses_taken_as_arrays() -> None:
     compiled = compile_definition(infer_types(shax.trace(f, f64[2, 2], f64[2, 2])))
     with pytest.raises(shax.ShaxTypeError, match="argument 0 is a tracer"):
         shax.trace(lambda x: compiled(x, x)[0], f64[2, 2])
-    m = np.asmatrix(np.arange(4.0).reshape(2, 2))  # `*` of matrices is a matrix product
-    (result,) = compiled(m, m)
+    m = np.asmatrix(np.arange(4.0).reshape(2, 2))  # `*` of matrices is a matrix product: not f's answer
+    with pytest.raises(shax.ShaxTypeError, match="numpy.matrix"):
+        compiled(m, m)
+    t = np.arange(4.0).reshape(2, 2).view(_Tagged)
+    (result,) = compiled(t, t)
     assert type(result) is np.ndarray
-    np.testing.assert_array_equal(result, shax.evaluate(compiled.defn, m, m)[0])
+    np.testing.assert_array_equal(result, shax.evaluate(compiled.defn, np.asarray(t), np.asarray(t))[0])
 
 
 def test_names_that_would_clash_are_changed() -> None:
