@@ -125,5 +125,6 @@ def test_floor_division_and_remainder_are_numpys() -> None:
     grads = shax.grad(lambda x, y: snp.sum(x % y))(x[1:5], y[1:5])
     np.testing.assert_array_equal(grads[0], np.ones(4))
     np.testing.assert_array_equal(grads[1], -np.floor_divide(x[1:5], y[1:5]))
-    with pytest.raises(shax.ShaxError, match="i32"):
-        shax.jit(lambda n: n // 2)(np.arange(3, dtype=np.int32))
+    n = np.arange(-3, 4, dtype=np.int32)  # integers floor too (issue 28: they were refused)
+    np.testing.assert_array_equal(shax.jit(lambda n: n // 2)(n), n // 2)
+    assert shax.jit(lambda n: n // 2)(n).dtype == np.int32
