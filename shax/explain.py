@@ -204,6 +204,9 @@ def explain(
         raise at(ShaxValueError(message), current_source())
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise at(ShaxValueError(f"explain: seed must be a non-negative int, got {seed!r}"), current_source())
+    if progress is not None and not callable(progress):
+        message = f"explain: progress must be None or a function called with each step's name, got {progress!r:.60}"
+        raise at(ShaxTypeError(message), current_source())
     report = progress or (lambda stage: None)
     report("tracing")
     traced = trace(f, *arg_types)

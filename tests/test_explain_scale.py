@@ -70,3 +70,28 @@ def test_explain_of_an_mlp_on_a_batch_of_mnist_inputs_finishes() -> None:
     e = shax.explain(mlp, "f32[784, 16]", "f32[128, 784]")
     w, x = e.inputs
     np.testing.assert_allclose(e.outputs[0], np.sum(np.maximum(x @ w, 0)), rtol=1e-4)
+
+
+@pytest.mark.parametrize("t", ["f32[0, 3]", "f32[3, 0]", "f32[0]", "f32[2, 0, 3]"])
+def test_explain_of_an_empty_shape_draws_empty_inputs_and_prints_empty_boxes(t: str) -> None:
+    e = shax.explain(lambda a: snp.sum(snp.sin(a)) + snp.sum(a * a), t)
+    (x,) = e.inputs
+    assert x.shape == shax.TensorType.parse(t).shape and x.size == 0
+    assert e.outputs[0] == 0.0
+    assert e.input_cotangents[0].shape == x.shape
+    text = str(e)
+    assert "dft(ct):" in text and "VJP:" in text
+
+
+def test_empty_arrays_print_as_empty_boxes_one_row_per_row() -> None:
+    from shax.printing import show_values
+
+    assert show_values([np.zeros((0, 3))]) == "[┌┐\n └┘]"
+    assert show_values([np.zeros((2, 0))]) == "[┌┐\n ││\n ││\n └┘]"
+    assert show_values([np.zeros((0,))]) == "[┌┐\n ││\n └┘]"
+
+
+@pytest.mark.parametrize("progress", [3, "tracing", True])
+def test_explain_progress_must_be_callable(progress: object) -> None:
+    with pytest.raises(shax.ShaxTypeError, match=r"explain: progress must be .*test_explain_scale.py:\d+"):
+        shax.explain(lambda a: a, "f32[2]", progress=progress)
