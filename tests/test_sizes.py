@@ -9,6 +9,7 @@ import pytest
 import shax
 import shax.numpy as snp
 from shax import f32, f64
+from shax.primitives import Constant
 from shax.types import MAX_BYTES, MAX_RANK, TensorType, show_bytes
 
 HERE = r"test_sizes.py:\d+"
@@ -87,3 +88,60 @@ def test_show_bytes_as_numpy_does() -> None:
         "8.00 TiB",
         "1024.00 EiB",
     ]
+
+
+# Constants in jit: a large constant is not copied into the program --------------------
+
+
+def constants(defn: object) -> list[np.ndarray]:
+    return [b.prim.value for b in defn.bindings if isinstance(b.prim, Constant)]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "xla"])
+def test_a_large_zeros_inside_jit_is_a_broadcast_not_a_copy(backend: str) -> None:
+    if backend == "xla":
+        pytest.importorskip("jax")
+    f = shax.jit(lambda x: x + snp.zeros((2**20,)), backend=backend)
+    np.testing.assert_array_equal(f(np.float64(1.5)), np.full(2**20, 1.5))
+    traced = shax.trace(lambda x: x + snp.zeros((2**26,)), f64[()])
+    assert [c.shape for c in constants(traced)] == [()]
+    assert "broadcast [] [67108864]" in str(traced)
+
+
+def test_jit_source_of_a_large_constant_stays_small() -> None:
+    source = shax.jit(lambda x: x + snp.zeros((2**26,))).source(np.float64(1.0))
+    assert len(source) < 400
+    assert "# c1 = fromList [] [0.0]" in source
+
+
+@pytest.mark.parametrize(
+    "fill",
+    [np.zeros(64), np.full(64, -0.0), np.full((8, 8), np.nan), np.ones(64, np.float32), np.full(64, 7, np.uint8)],
+)
+def test_a_uniform_constant_traced_as_a_broadcast_keeps_every_bit(fill: np.ndarray) -> None:
+    x = np.zeros((), fill.dtype)
+    got = shax.jit(lambda x: fill + x)(x)
+    assert got.dtype == fill.dtype
+    np.testing.assert_array_equal(got.view(f"u{fill.itemsize}"), (fill + x).view(f"u{fill.itemsize}"))
+    assert [c.shape for c in constants(shax.trace(lambda x: fill + x, TensorType.of(x)))] == [()]
+
+
+def test_constants_that_are_not_uniform_stay_whole() -> None:
+    mixed = np.zeros(64)
+    mixed[5] = -0.0  # -0.0 is not 0.0
+    strided = np.zeros((64, 2))[:, 0]
+    for a in (mixed, strided, np.arange(64.0)):
+        (c,) = constants(shax.trace(lambda x: a + x, f64[()]))  # noqa: B023 - traced right away
+        np.testing.assert_array_equal(c.view(np.uint64), a.view(np.uint64))
+
+
+def test_a_read_only_constant_is_kept_by_reference_a_writable_one_by_value() -> None:
+    frozen = np.arange(64.0)
+    frozen.flags.writeable = False
+    (c,) = constants(shax.trace(lambda x: frozen + x, f64[()]))
+    assert c is frozen
+    w = np.arange(64.0)
+    f = shax.jit(lambda x: w + x)
+    before = f(np.float64(0.0))
+    w[0] = 100.0  # jit saw w's value when it traced, as JAX's does
+    np.testing.assert_array_equal(f(np.float64(0.0)), before)
