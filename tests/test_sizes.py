@@ -145,3 +145,57 @@ def test_a_read_only_constant_is_kept_by_reference_a_writable_one_by_value() -> 
     before = f(np.float64(0.0))
     w[0] = 100.0  # jit saw w's value when it traced, as JAX's does
     np.testing.assert_array_equal(f(np.float64(0.0)), before)
+
+
+# Copies: a result is never an argument's memory ----------------------------------------
+
+
+def assert_fresh(out: object, x: np.ndarray) -> None:
+    assert out is not x
+    assert not np.shares_memory(np.asarray(out), x)
+
+
+VIEWS = {
+    "itself": lambda x: x,
+    "transposed": lambda x: x.T,
+    "reshaped": lambda x: x.reshape(6),
+    "sliced": lambda x: x[1:],
+    "broadcast": lambda x: snp.broadcast_to(x, (4, 2, 3)),
+}
+
+
+@pytest.mark.parametrize("backend", ["numpy", "xla"])
+@pytest.mark.parametrize("view", VIEWS)
+def test_jit_returns_a_new_array_where_a_result_is_an_argument(backend: str, view: str) -> None:
+    if backend == "xla":
+        pytest.importorskip("jax")
+    x = np.arange(6.0).reshape(2, 3)
+    f = shax.jit(VIEWS[view], backend=backend)
+    for _ in range(2):
+        out = f(x)
+        assert_fresh(out, x)
+        np.testing.assert_array_equal(out, VIEWS[view](x))
+
+
+def test_jit_copies_only_the_results_that_are_arguments() -> None:
+    x = np.arange(6.0)
+    assert shax.jit(lambda x: (x, snp.sin(x), x * 2)).source(x).count(".copy()") == 1
+    assert ".copy()" not in shax.jit(lambda x: snp.sin(x).reshape(2, 3)).source(x)
+    # x + 0 is x (forward_identities): its result is the argument, so it is copied
+    assert shax.jit(lambda x: x + snp.zeros(6)).source(x).count(".copy()") == 1
+
+
+def test_vmap_vjp_and_jvp_return_new_arrays_on_every_call() -> None:
+    x, t = np.arange(6.0).reshape(2, 3), np.ones((2, 3))
+    g = shax.vmap(lambda x: x)
+    for _ in range(3):  # evaluated the first time, compiled from the second
+        assert_fresh(g(x), x)
+        out, vjp_fn = shax.vjp(lambda x: x, x)
+        assert_fresh(out, x)
+        (ct,) = vjp_fn(t)
+        assert_fresh(ct, t)
+        out, tangent = shax.jvp(lambda x: x, (x,), (t,))
+        assert_fresh(out, x)
+        assert_fresh(tangent, t)
+    scaled = shax.grad(lambda x: snp.sum(x))
+    np.testing.assert_array_equal(scaled(x), np.ones((2, 3)))

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from shax.codegen import Compiled, compile_definition
 from shax.evaluate import evaluate
 from shax.ir import Definition
@@ -41,12 +43,22 @@ class Program:
         if self._compiled is None:
             self._runs += 1
             if self._runs == 1:
-                return evaluate(self.defn, *args)
+                return _unaliased(evaluate(self.defn, *args), args)
         # The transforms pass as many arguments as the definition takes (they built both),
         # so the generated function is called directly; it checks their types itself.
         return (self._compiled or self.compiled).function(*args)
 
 
+def _unaliased(outputs: list[Any], args: Sequence[Any]) -> list[Any]:
+    """`outputs`, each that shares memory with an argument copied, as the compiled function
+    returns them (`shax.codegen.generator`): writing into a result never changes an argument."""
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    return [
+        o.copy() if isinstance(o, np.ndarray) and any(np.may_share_memory(o, a) for a in arrays) else o for o in outputs
+    ]
+
+
 def _compile(defn: Definition) -> Compiled:
     # Negations folded into sums: fewer numpy calls, the same values (up to a NaN's sign).
-    return compile_definition(folded(defn))
+    # An output that is an argument is returned as a copy, as JAX returns new arrays.
+    return compile_definition(folded(defn), fresh_outputs=True)
