@@ -199,3 +199,24 @@ def test_vmap_vjp_and_jvp_return_new_arrays_on_every_call() -> None:
         assert_fresh(tangent, t)
     scaled = shax.grad(lambda x: snp.sum(x))
     np.testing.assert_array_equal(scaled(x), np.ones((2, 3)))
+
+
+# Within the bound, beyond this machine: 2**48 bytes, more than a 47-bit address space holds.
+HUGE = (2**45,)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "xla"])
+def test_jit_out_of_memory_at_run_time_is_a_shax_error_at_the_callers_line(backend: str) -> None:
+    if backend == "xla":
+        pytest.importorskip("jax")
+    f = shax.jit(lambda x: snp.broadcast_to(x, HUGE) * 2, backend=backend)
+    for _ in range(2):
+        with pytest.raises(shax.ShaxValueError, match=rf"^f: out of memory: .*{HERE}"):
+            f(np.ones(1))
+
+
+def test_grad_out_of_memory_at_run_time_is_a_shax_error_at_the_callers_line() -> None:
+    g = shax.grad(lambda x: snp.sum(snp.broadcast_to(x, HUGE) * 2))
+    for _ in range(2):  # evaluated, then compiled
+        with pytest.raises(shax.ShaxValueError, match=rf"^grad_f: out of memory: numpy: .*256. TiB.*{HERE}"):
+            g(np.ones(1))

@@ -10,8 +10,10 @@ from typing import Any
 import numpy as np
 
 from shax.codegen import Compiled, compile_definition
+from shax.errors import ShaxError, ShaxValueError, at
 from shax.evaluate import evaluate
 from shax.ir import Definition
+from shax.location import current_source
 from shax.passes.fold_negations import folded
 from shax.tracer import Tracer
 
@@ -40,13 +42,22 @@ class Program:
         for a in args:  # (a loop: this runs on every call of every transformed function)
             if type(a) is Tracer:
                 return evaluate(self.defn, *args)
-        if self._compiled is None:
-            self._runs += 1
-            if self._runs == 1:
-                return _unaliased(evaluate(self.defn, *args), args)
-        # The transforms pass as many arguments as the definition takes (they built both),
-        # so the generated function is called directly; it checks their types itself.
-        return (self._compiled or self.compiled).function(*args)
+        try:
+            if self._compiled is None:
+                self._runs += 1
+                if self._runs == 1:
+                    return _unaliased(evaluate(self.defn, *args), args)
+            # The transforms pass as many arguments as the definition takes (they built both),
+            # so the generated function is called directly; it checks their types itself.
+            return (self._compiled or self.compiled).function(*args)
+        except MemoryError as error:
+            raise out_of_memory(self.defn, error) from None
+
+
+def out_of_memory(defn: Definition, error: MemoryError) -> ShaxError:
+    """numpy's MemoryError running `defn`, as a ShaxValueError at the caller's line: an array
+    within what a type may be (`shax.types.MAX_BYTES`) that this machine cannot allocate."""
+    return at(ShaxValueError(f"{defn.name}: out of memory: numpy: {error}"), current_source())
 
 
 def _unaliased(outputs: list[Any], args: Sequence[Any]) -> list[Any]:
