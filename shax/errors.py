@@ -26,6 +26,7 @@ def at(error: ShaxError, where: str | None) -> ShaxError:
     if where is None or " (at " in str(error):
         return error
     located = type(error)(f"{error} (at {where})")
+    located.__dict__.update(error.__dict__)  # a subclass's fields (`TooLarge.problem`)
     located.__cause__ = error.__cause__
     return located
 
@@ -35,6 +36,7 @@ def named(error: ShaxError, operation: str) -> ShaxError:
     if str(error).startswith(f"{operation}: "):
         return error
     renamed = type(error)(f"{operation}: {error}")
+    renamed.__dict__.update(error.__dict__)
     renamed.__cause__ = error.__cause__
     return renamed
 

@@ -75,36 +75,43 @@ class Explanation:
     unchanged_passes: tuple[str, ...] = ()
     with_stats: bool = False  # show() ends with each stage's stats
 
-    def sections(self) -> dict[str, str]:
-        """Section key -> its text, in transcript order."""
+    def sections(self, keys: Sequence[str] | None = None) -> dict[str, str]:
+        """Section key -> its text, in transcript order: the sections named by `keys`, all
+        of them by default. Only those are printed: a million-element array takes seconds."""
+        makers = self._section_makers()
+        return {k: make() for k, make in makers.items() if keys is None or k in keys}
+
+    def _section_makers(self) -> dict[str, Callable[[], str]]:
         shown = self._shown
         if self.as_diffs:
             nothing = ", ".join(self.unchanged_passes) or "none"
             return {
-                "trace": shown(self.traced),
-                "types": str(diff_of(self.traced, self.typed)),
-                "rewrites": f"{diff_of(self.typed, self.rewritten)}\npasses that changed nothing: {nothing}",
-                "linearized": f"{diff_of(self.rewritten, self.linearized.primal)}\n{shown(self.linearized.linear)}",
-                "f": show_values(self.outputs),
-                "df": show_values(self.output_tangents),
-                "transposed": f"(primal: as linearized)\n{shown(self.transposed.linear)}",
-                "f_again": show_values(self.outputs_again),
-                "dft": show_values(self.input_cotangents),
-                "zipped": str(diff_of(self.transposed.primal, self.zipped)),
-                "vjp": show_values(self.vjp),
+                "trace": lambda: shown(self.traced),
+                "types": lambda: str(diff_of(self.traced, self.typed)),
+                "rewrites": lambda: f"{diff_of(self.typed, self.rewritten)}\npasses that changed nothing: {nothing}",
+                "linearized": lambda: (
+                    f"{diff_of(self.rewritten, self.linearized.primal)}\n{shown(self.linearized.linear)}"
+                ),
+                "f": lambda: show_values(self.outputs),
+                "df": lambda: show_values(self.output_tangents),
+                "transposed": lambda: f"(primal: as linearized)\n{shown(self.transposed.linear)}",
+                "f_again": lambda: show_values(self.outputs_again),
+                "dft": lambda: show_values(self.input_cotangents),
+                "zipped": lambda: str(diff_of(self.transposed.primal, self.zipped)),
+                "vjp": lambda: show_values(self.vjp),
             }
         return {
-            "trace": shown(self.traced),
-            "types": shown(self.typed),
-            "rewrites": shown(self.rewritten),
-            "linearized": shown(self.linearized),
-            "f": show_values(self.outputs),
-            "df": show_values(self.output_tangents),
-            "transposed": shown(self.transposed),
-            "f_again": show_values(self.outputs_again),
-            "dft": show_values(self.input_cotangents),
-            "zipped": shown(self.zipped),
-            "vjp": show_values(self.vjp),
+            "trace": lambda: shown(self.traced),
+            "types": lambda: shown(self.typed),
+            "rewrites": lambda: shown(self.rewritten),
+            "linearized": lambda: shown(self.linearized),
+            "f": lambda: show_values(self.outputs),
+            "df": lambda: show_values(self.output_tangents),
+            "transposed": lambda: shown(self.transposed),
+            "f_again": lambda: show_values(self.outputs_again),
+            "dft": lambda: show_values(self.input_cotangents),
+            "zipped": lambda: shown(self.zipped),
+            "vjp": lambda: show_values(self.vjp),
         }
 
     def _shown(self, defn: Definition | LinearizedDefinition) -> str:
@@ -122,8 +129,7 @@ class Explanation:
         if unknown:
             message = f"explain: unknown section(s) {', '.join(unknown)}; the sections are {known}"
             raise at(ShaxValueError(message), current_source())
-        texts = self.sections()
-        shown = [f"{HEADERS[k]}\n{texts[k]}" for k in HEADERS if keys is None or k in keys]
+        shown = [f"{HEADERS[k]}\n{text}" for k, text in self.sections(keys).items()]
         if self.with_stats:
             shown.append(f"Stats:\n{self.stats()}")
         return "\n".join(shown)
@@ -198,6 +204,9 @@ def explain(
         raise at(ShaxValueError(message), current_source())
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise at(ShaxValueError(f"explain: seed must be a non-negative int, got {seed!r}"), current_source())
+    if progress is not None and not callable(progress):
+        message = f"explain: progress must be None or a function called with each step's name, got {progress!r:.60}"
+        raise at(ShaxTypeError(message), current_source())
     report = progress or (lambda stage: None)
     report("tracing")
     traced = trace(f, *arg_types)

@@ -12,6 +12,7 @@ Types print `f32[2, 6]`; static parameters print like Haskell's `show`: `[2,6]`,
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -232,10 +233,11 @@ def _box(value: np.ndarray) -> list[str]:
     """The lines of one array's box: a row per row of a matrix (a vector or scalar is one
     row; higher ranks stack their matrices, a blank line between two), elements
     right-aligned to a common width and separated by one space."""
+    # Sizes spelled out, not -1, which numpy cannot infer for an empty array.
     if value.ndim < 2:
-        matrices = [value.reshape(1, -1)]
+        matrices = [value.reshape(1, value.size)]
     else:
-        matrices = list(value.reshape(-1, *value.shape[-2:]))
+        matrices = list(value.reshape(math.prod(value.shape[:-2]), *value.shape[-2:]))
     shown = [[[show_scalar(v) for v in row] for row in matrix] for matrix in matrices]
     width = max((len(s) for matrix in shown for row in matrix for s in row), default=0)
     rows: list[str] = []

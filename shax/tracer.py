@@ -30,6 +30,7 @@ from shax.errors import ShaxError, ShaxTypeError, a_type, at, named
 from shax.location import current_attribution, current_source
 from shax.primitive import Arg, DerivedInstance, Primitive, from_user_args, primitive_method
 from shax.primitives import Broadcast, Constant, ConvertElementType, Select
+from shax.primitives.constant import uniform_value
 from shax.rules.types import result_type
 from shax.types import DType, TensorType, bool_, dtype_of_numpy, reference_dtype, weak_dtype
 from typeclasses.operators import Operators
@@ -170,6 +171,9 @@ def lift(trace: Trace, value: Any, reference: DType | None, op: str) -> Tracer:
         return trace.capture(value)
     if isinstance(value, (np.ndarray, np.generic)):  # first: np.float64 is a Python float too
         dtype_of_numpy(value.dtype)
+        one = uniform_value(value) if isinstance(value, np.ndarray) else None
+        if one is not None:  # `snp.zeros(n)` inside jit: no copy of n zeros in the program
+            return emit(trace, Broadcast((), value.shape), (emit(trace, Constant(one), ()),))
         return emit(trace, Constant(value), ())
     if isinstance(value, (bool, int, float)):
         array = np.asarray(value, weak_dtype(value, reference, op).numpy)

@@ -114,6 +114,42 @@ def _bad_shape(shape: Any, must: str) -> ShaxError:
     return at(ShaxValueError(f"TensorType: a shape must {must}, got {shape!r}"), current_source())
 
 
+# The largest array a type may describe. Programs are traced without allocating, so the bound is
+# not this machine's memory but what no machine can allocate: a rank of 32, numpy's limit for
+# the functions that broadcast (`np.broadcast`, `np.broadcast_shapes`; arrays themselves may
+# have 64), and 2**48 bytes (256 TiB), more than the 47-bit user address space of an x86-64
+# or arm64 process. Beyond them a program would fail deep inside numpy or XLA, or run for hours.
+MAX_RANK = 32
+MAX_BYTES = 2**48
+
+
+class TooLarge(ShaxValueError):
+    """A shape beyond MAX_RANK or MAX_BYTES; `problem` says which, without the operation
+    (a type rule puts its primitive's name in front)."""
+
+    def __init__(self, message: str, problem: str = "") -> None:
+        super().__init__(message)
+        self.problem = problem
+
+
+def _size_problem(dtype: DType, shape: tuple[int, ...]) -> str | None:
+    """What makes an array of `shape` and `dtype` too large to exist, or None."""
+    shown = f"{dtype.name}[{', '.join(map(str, shape))}]"
+    if len(shape) > MAX_RANK:
+        return f"{shown:.200} has rank {len(shape)}, more than numpy broadcasts ({MAX_RANK})"
+    nbytes = math.prod(shape) * np.dtype(dtype.numpy).itemsize
+    if nbytes > MAX_BYTES:
+        return f"{shown:.200} would take {show_bytes(nbytes)}, more than the 2**48 bytes (256 TiB) an array may take"
+    return None
+
+
+def show_bytes(nbytes: int) -> str:
+    """A byte count as numpy's messages show one: `8.00 TiB`."""
+    units = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    power = min(max(nbytes.bit_length() - 1, 0) // 10, len(units) - 1)
+    return f"{nbytes} bytes" if power == 0 else f"{nbytes / 2 ** (10 * power):.2f} {units[power]}"
+
+
 # The printed form: a dtype's name, then sizes separated by commas in brackets (`f32[2, 6]`, `f32[]`).
 _PRINTED = re.compile(r"\s*(\w+)\s*\[\s*(\d+(?:\s*,\s*\d+)*)?\s*\]\s*")
 
@@ -123,6 +159,14 @@ _PRINTED = re.compile(r"\s*(\w+)\s*\[\s*(\d+(?:\s*,\s*\d+)*)?\s*\]\s*")
 class TensorType:
     dtype: DType = attrs.field(converter=_dtype)
     shape: tuple[int, ...] = attrs.field(converter=_shape)
+
+    def __attrs_post_init__(self) -> None:
+        # First a cheap test (8 bytes is the widest element): every type made passes here.
+        if len(self.shape) <= MAX_RANK and math.prod(self.shape) <= MAX_BYTES // 8:
+            return
+        problem = _size_problem(self.dtype, self.shape)
+        if problem is not None:
+            raise at(TooLarge(f"TensorType: {problem}", problem), current_source())
 
     @property
     def rank(self) -> int:

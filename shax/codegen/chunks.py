@@ -14,7 +14,7 @@ Contract:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
 import attrs
 
@@ -33,14 +33,20 @@ class Line:
 
 
 def function_sources(
-    name: str, params: list[str], checks: list[str], lines: list[Line], outputs: list[str]
+    name: str, params: list[str], checks: list[str], lines: list[Line], outputs: list[str], copied: Set[str]
 ) -> list[str]:
     """The function `name(params)`: its argument `checks`, then `lines`, then it returns
-    the list of `outputs`; the parts it calls, if any, come before it."""
+    the list of `outputs`, a copy of each one `copied`; the parts it calls, if any, come
+    before it."""
+    returned = _returned(outputs, copied)
     if len(lines) <= CHUNK:
-        body = checks + [text for line in lines for text in _texts(line)] + [f"return [{', '.join(outputs)}]"]
+        body = checks + [text for line in lines for text in _texts(line)] + [returned]
         return [_function(name, params, body)]
-    return _chunked(name, params, checks, lines, outputs)
+    return _chunked(name, params, checks, lines, outputs, returned)
+
+
+def _returned(outputs: list[str], copied: Set[str]) -> str:
+    return f"return [{', '.join(f'{n}.copy()' if n in copied else n for n in outputs)}]"
 
 
 def _texts(line: Line, dels: Sequence[str] | None = None) -> list[str]:
@@ -61,7 +67,9 @@ def _function(name: str, params: list[str], body: list[str]) -> str:
     return f"def {name}({', '.join(params)}):\n" + "\n".join("    " + text for text in body)
 
 
-def _chunked(name: str, params: list[str], checks: list[str], lines: list[Line], outputs: list[str]) -> list[str]:
+def _chunked(
+    name: str, params: list[str], checks: list[str], lines: list[Line], outputs: list[str], returned: str
+) -> list[str]:
     """The body as parts of CHUNK lines each, called in turn by the main function, which
     passes each part the names it reads of the arguments and of earlier parts."""
     parts = [lines[k : k + CHUNK] for k in range(0, len(lines), CHUNK)]
@@ -77,7 +85,7 @@ def _chunked(name: str, params: list[str], checks: list[str], lines: list[Line],
     last_read.update((n, last) for n in outputs if n in defined_in)
     functions, main = [], list(checks)
     for k, part in enumerate(parts):
-        inputs, body = _part(part, k, defined_in, k == last, outputs)
+        inputs, body = _part(part, k, defined_in, outputs if k == last else None, returned)
         call = f"{name}_part{k}({', '.join(inputs)})"
         if k == last:
             main.append(f"return {call}")
@@ -94,10 +102,11 @@ def _chunked(name: str, params: list[str], checks: list[str], lines: list[Line],
 
 
 def _part(
-    lines: list[Line], k: int, defined_in: dict[str, int], is_last: bool, outputs: list[str]
+    lines: list[Line], k: int, defined_in: dict[str, int], outputs: list[str] | None, returned: str
 ) -> tuple[list[str], list[str]]:
     """Part k's parameters (the names it reads of earlier parts, in the order it first
-    reads them) and its body: its lines, then (the last part) the return of the outputs."""
+    reads them) and its body: its lines, then (the last part, given the `outputs`) the
+    `returned` statement."""
     inputs: list[str] = []
     body: list[str] = []
     here: set[str] = set()  # the names this part holds so far
@@ -114,9 +123,9 @@ def _part(
         if line.defines:
             here.add(line.defines)
         body += _texts(line, line.dels and [d for d in line.dels if d in here])
-    if is_last:
+    if outputs is not None:
         for n in outputs:
             if n in defined_in:
                 read(n)
-        body.append(f"return [{', '.join(outputs)}]")
+        body.append(returned)
     return inputs, body

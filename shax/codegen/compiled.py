@@ -4,6 +4,8 @@
 Contract:
 - `compiled(*args)` returns what `shax.evaluate(defn, *args)` returns, bit for bit: a list,
   one entry per output.
+  With `fresh_outputs` (the transforms' programs), an output that is an argument or a
+  view of one is a copy of what evaluate returns, so the caller may write into it.
 - Arguments are checked as `evaluate` checks them (a `ShaxTypeError` at the user's line),
   cheaply: an array of the declared dtype and shape (a numpy scalar, for a scalar)
   passes the generated function's one-line test; anything else goes through
@@ -70,13 +72,14 @@ class Compiled:
         return f"<compiled {self.defn.name}: {len(self.defn.bindings)} bindings>"
 
 
-def compile_definition(defn: Definition) -> Compiled:
-    """`defn` (typed, or typed here) as a compiled Python function calling numpy."""
+def compile_definition(defn: Definition, fresh_outputs: bool = False) -> Compiled:
+    """`defn` (typed, or typed here) as a compiled Python function calling numpy. With
+    `fresh_outputs`, an output that is (a view of) an argument is returned as a copy."""
     expect_definition("compile_definition", defn)
     if not is_well_typed(defn):  # else checked already, or built typed by a stage or pass
         defn = check_types(defn, "compile_definition") if defn.is_typed else infer_types(defn)
     with collector_paused():
-        header, functions, namespace, name = generate(defn, _argument_checker(defn))
+        header, functions, namespace, name = generate(defn, _argument_checker(defn), fresh_outputs)
         # The functions of the definitions it calls (each with its own callees) come first.
         callees = dict.fromkeys(getattr(v, "shax_source", "") for v in list(namespace.values()))
         prefix = "".join(c + "\n" for c in callees if c)

@@ -17,6 +17,10 @@ Contract:
   C-contiguous, as the result would be. A broadcast used only by elementwise ufuncs is left
   for numpy to stretch (no np.broadcast_to): beside an operand of the full shape, or told
   the shape by `out=np.empty(...)` where numpy would lay the result out C-contiguously.
+- With `fresh_outputs` (the transforms' programs), an output that is an argument, or may
+  view one's memory (a reshape, a transpose), is returned as a copy (`return [x0.copy()]`),
+  as JAX returns new arrays: writing into a result never changes an argument. No other
+  output is copied, nor any without it (a loop's body passes its carry on as it is).
 - Linear time in the number of bindings.
 """
 
@@ -46,11 +50,13 @@ _GLOBAL_NAME = re.compile(r"c\d+(_\d+)?")
 EXTERNAL = -1  # the memory of arguments and constants: never written, never deleted
 
 
-def generate(defn: Definition, argument: Callable[[int, Any], Any]) -> tuple[list[str], list[str], dict[str, Any], str]:
+def generate(
+    defn: Definition, argument: Callable[[int, Any], Any], fresh_outputs: bool = False
+) -> tuple[list[str], list[str], dict[str, Any], str]:
     """(header, functions, globals, the function's name) for the typed `defn`:
     `argument(k, value)` checks argument k when its one-line test fails. The header's
     comment lines, then the functions, joined by newlines, are the source."""
-    return _Generator(defn, argument).generate()
+    return _Generator(defn, argument, fresh_outputs).generate()
 
 
 class _Generator:
@@ -59,8 +65,9 @@ class _Generator:
     of its memory block. By memory block: `owned` (may be written), `block_end` (the last
     binding that reads it through any name), `names` (local names to delete when it dies)."""
 
-    def __init__(self, defn: Definition, argument: Callable[[int, Any], Any]) -> None:
+    def __init__(self, defn: Definition, argument: Callable[[int, Any], Any], fresh_outputs: bool) -> None:
         self.defn = defn
+        self.fresh_outputs = fresh_outputs
         self.bindings = defn.bindings
         self.namespace: dict[str, Any] = {**NAMESPACE, **{n: np.dtype(d.numpy) for d, n in _DTYPE_GLOBALS.items()}}
         self.namespace["argument"] = argument
@@ -77,6 +84,7 @@ class _Generator:
         # implicit broadcast -> (its source as evaluate makes it, the name that source reads)
         self.stretched: dict[int, tuple[str, str]] = {}
         self.memory: dict[int, int] = {}
+        self.of_argument: set[int] = set()  # var ids whose value is, or may view, an argument's memory
         self.owned: list[bool] = []
         self.block_end: list[int] = []
         self.names: list[list[str]] = []
@@ -110,7 +118,8 @@ class _Generator:
         name = self._function_name()
         checks = [self._check(k, p, t) for k, (p, t) in enumerate(zip(params, self.defn.arg_types))]
         outputs = [self.expr[v.id] for v in self.defn.outputs]
-        functions = function_sources(name, params, checks, lines, outputs)
+        copied = {self.expr[v.id] for v in self.defn.outputs if self.fresh_outputs and v.id in self.of_argument}
+        functions = function_sources(name, params, checks, lines, outputs, copied)
         return self.constants, functions, self.namespace, name
 
     def _liveness(self) -> None:
@@ -187,6 +196,7 @@ class _Generator:
         v = binding.var.id
         if isinstance(binding.prim, Arg):
             self.expr[v], self.memory[v] = self.params[binding.prim.index], EXTERNAL
+            self.of_argument.add(v)
             self.contiguous[v] = self.writable[v] = False
             return None
         operands = [self.operands[a.id] for a in binding.args]
@@ -305,11 +315,15 @@ class _Generator:
         elif site.memory is Memory.VIEW and site.viewed is not None:  # set together, by Site.view
             viewed = binding.args[operands.index(site.viewed)].id
             self.memory[v], self.contiguous[v] = self.memory[viewed], site.contiguous
+            if viewed in self.of_argument:
+                self.of_argument.add(v)
             self.writable[v] = site.writable and self.writable[viewed]
             self._extend(self.memory[v], end)
         else:  # may share memory with any operand: keep them all alive while it lives
             for a in binding.args:
                 self._extend(self.memory[a.id], end)
+                if a.id in self.of_argument:
+                    self.of_argument.add(v)
             self.memory[v] = EXTERNAL if alias else self._block(False, end)
             self.contiguous[v] = self.writable[v] = False
 

@@ -119,10 +119,16 @@ class _BuiltXla:
                     message = f"jit: argument {k}: the Python int {a} does not fit {dtype.name}"
                     raise at(ShaxValueError(message), current_source())
                 args[k] = np.asarray(a, dtype.numpy)
-        if self.function.wide:
-            with x64():
-                return unflatten(self.out_tree, self.jitted(*args))
-        return unflatten(self.out_tree, self.jitted(*args))
+        try:
+            if self.function.wide:
+                with x64():
+                    return unflatten(self.out_tree, self.jitted(*args))
+            return unflatten(self.out_tree, self.jitted(*args))
+        except RuntimeError as error:  # XLA's (jax.errors.JaxRuntimeError, XlaRuntimeError before)
+            if not str(error).startswith("RESOURCE_EXHAUSTED"):
+                raise
+            message = f"{self.defn.name}: out of memory: XLA: {error}"
+            raise at(ShaxValueError(message), current_source()) from None
 
     def lowered_text(self) -> str:
         specs = [jax.ShapeDtypeStruct(t.shape, np.dtype(t.dtype.numpy)) for t in self.defn.arg_types]

@@ -18,9 +18,28 @@ __all__ = ["SMALL_CONSTANT", "Constant"]
 
 
 def _frozen_array(value: Any) -> np.ndarray:
+    """`value` as an array no one can write: itself if it is one already (a constant's, when
+    a pass builds another constant from it), else a copy, so that writing into the caller's
+    array later does not change the program."""
+    if isinstance(value, np.ndarray) and not value.flags.writeable and value.flags.owndata:
+        return value
     array = np.array(value)
     array.flags.writeable = False
     return array
+
+
+def uniform_value(array: np.ndarray) -> np.ndarray | None:
+    """The one value every element of `array` holds, bit for bit (-0.0 is not 0.0, a NaN's
+    payload counts), if it has more than SMALL_CONSTANT elements and is C-contiguous; else
+    None. Such an array (`np.zeros(n)`) is traced as a broadcast of that value, so that a
+    program holds no copy of it (what numpy computes from it is the same)."""
+    if array.size <= SMALL_CONSTANT or not array.flags.c_contiguous:
+        return None
+    bits = array.reshape(-1).view(f"u{array.dtype.itemsize}")  # a view: no memory spent
+    first = bits[0]
+    if bits[-1] != first or bits[bits.size // 2] != first or bits.min() != first or bits.max() != first:
+        return None
+    return array.reshape(-1)[:1].reshape(())
 
 
 # Constants up to this many elements are compared by value (hash-consing, CSE) and printed.

@@ -5,6 +5,7 @@ their transposes are written here."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -48,10 +49,10 @@ class Reshape(ShapePrimitive):
 @type_rule(Reshape)
 def _reshape_type(prim: Reshape, operands: Sequence[TensorType]) -> TensorType:
     (x,) = operands
-    out = x.with_shape(prim.shape)
-    if out.size != x.size:
+    # Sizes first: a shape of the wrong size is that error, even one too large to be a type.
+    if math.prod(prim.shape) != x.size:
         raise prim.fail(f"cannot reshape {x.size} elements to {list(prim.shape)}", x)
-    return out
+    return x.with_shape(prim.shape)
 
 
 # reshape: a view, C-contiguous if x is

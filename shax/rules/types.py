@@ -22,9 +22,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from shax.errors import ShaxValueError
 from shax.primitive import Primitive
 from shax.rules.table import RuleTable
-from shax.types import TensorType
+from shax.types import TensorType, TooLarge
 
 
 class TypeRule(Protocol):
@@ -36,11 +37,15 @@ type_rule = type_rules.register
 
 
 def result_type(prim: Primitive, *operand_types: TensorType) -> TensorType:
-    """The type `prim` gives on operands of `operand_types` (a ShaxError if it rejects them)."""
-    if not operand_types:
-        # A constant: compared by identity, and remembering it would keep its array alive.
-        return type_rules[prim](prim, ())
-    return _memoized(prim, *operand_types)
+    """The type `prim` gives on operands of `operand_types` (a ShaxError if it rejects them,
+    or if the result would be larger than any array can be)."""
+    try:
+        if not operand_types:
+            # A constant: compared by identity, and remembering it would keep its array alive.
+            return type_rules[prim](prim, ())
+        return _memoized(prim, *operand_types)
+    except TooLarge as error:
+        raise prim.fail(error.problem, *operand_types, error=ShaxValueError) from None
 
 
 # Bounded, so a long session with many shapes does not grow it without end.

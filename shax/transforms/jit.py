@@ -27,7 +27,7 @@ from shax.pytree import TreeDef, builder, unflatten
 from shax.tracing import check_function
 from shax.transforms.arguments import abstract_arguments, abstract_types
 from shax.transforms.cache import cache, closure_contents
-from shax.transforms.program import Program
+from shax.transforms.program import Program, out_of_memory
 from shax.transforms.staging import stage
 from shax.transforms.static import StaticCall, Statics, checked_statics
 from shax.transforms.transformed import Transformed, plain_key
@@ -86,7 +86,14 @@ def _built_jit(fn: Callable[..., Any], in_tree: TreeDef, types: tuple[TensorType
     staging = stage(fn, in_tree, types)
     program = Program(passes.cleanup(staging.typed), compile_now=True)
     function, build = program.compiled.function, builder(staging.out_tree)
-    return _BuiltJit(program, staging.captured, staging.out_tree, lambda leaves: build(function(*leaves)))
+
+    def plain(leaves: Sequence[Any]) -> Any:
+        try:
+            return build(function(*leaves))
+        except MemoryError as error:
+            raise out_of_memory(program.defn, error) from None
+
+    return _BuiltJit(program, staging.captured, staging.out_tree, plain)
 
 
 @attrs.frozen
