@@ -34,7 +34,10 @@ and numpy constants on either side, `broadcast`, `reshape`, `transpose`, `slice`
 `pad`, `reduce_sum`, `reduce_prod`, `reduce_max`, `reduce_min`, `dot`/`@` and
 `dot_general` (batch and contracting axes, or none), `select` on predicates built
 with `eq`, `argmax`/`argmin`/`argsort` cast back to the float dtype, `sort`, `gather`, `scatter_add`,
-`scatter` and `x[...]` at constant index arrays, `shax.cond` on a reduced predicate,
+`scatter` and `x[...]` at constant index arrays, `snp.where` with a constant numpy mask
+and a number branch, `snp.asarray(x).at[i].set(u)` and `.add(u)`, integer `%` and `//`
+(of an `argmax`), floor division and remainders by float constants (`%`, `//`,
+`remainder`, `floor_divide`, `fmod`), `shax.cond` on a reduced predicate,
 and calls (below). It returns 1-2 of its values (a tuple when two). Shapes are small
 (at most `MAX_SIZE` elements, axes of size 1-3).
 
@@ -643,6 +646,114 @@ def _scatter(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value
     return Step(text, (k, j), apply), Value(x.shape, bound)
 
 
+def _masked(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    """`snp.where` of a constant mask (a numpy bool array whose shape broadcasts with the
+    value's, maybe with a new leading axis, or a numpy bool) between a value and a number,
+    either way round: the causal mask's pattern. Linear in the value, so smooth."""
+    k = _pick(draw, values)
+    v = values[k]
+    rank = draw(st.integers(0, v.rank + 1))
+    if rank == 0 and draw(st.booleans()):
+        mask: Any = np.bool_(draw(st.booleans()))
+        shown = f"np.{mask!r}"
+    else:
+        lead = (draw(st.integers(1, 3)),) if rank > v.rank else ()
+        sub = lead + tuple(draw(st.sampled_from([1, n])) for n in v.shape[v.rank - rank + len(lead) :])
+        mask = draw(hnp.arrays(np.bool_, sub))
+        shown = f"np.array({mask.tolist()})"
+    shape = _broadcast_shape(np.shape(mask), v.shape)
+    assert shape is not None  # the mask is drawn to broadcast against v
+    number = draw(st.sampled_from([0.0, -3.0, 1.5]))
+    result = Value(shape, builtins.max(v.bound, abs(number)))
+    if not _fits(shape, result.bound):
+        return None
+    if draw(st.booleans()):
+        step = Step(f"where({shown}, {{0}}, {number})", (k,), lambda x, _m=mask, _n=number: snp.where(_m, x, _n))
+    else:
+        step = Step(f"where({shown}, {number}, {{0}})", (k,), lambda x, _m=mask, _n=number: snp.where(_m, _n, x))
+    return step, result
+
+
+def _at_update(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    """`snp.asarray(x).at[i].set(u)` or `.add(u)` at constant indices along the first axis
+    (an int, or a list: distinct ones for set, repeats accumulating for add; negative ones
+    from the end), u another value that broadcasts to the indexed shape, or a number."""
+    k = _pick(draw, values, lambda v: v.rank > 0)
+    if k is None:
+        return None
+    x = values[k]
+    n = x.shape[0]
+    method = draw(st.sampled_from(["set", "add"]))
+    key: Any
+    if draw(st.booleans()):
+        key = draw(st.integers(-n, n - 1))
+        target = x.shape[1:]
+    else:
+        unique = (lambda j: j % n) if method == "set" else (lambda j: object())
+        key = draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=3, unique_by=unique))
+        target = (len(key), *x.shape[1:])
+    j = _pick(draw, values, lambda w: _broadcast_shape(w.shape, target) == target)
+    number = draw(st.sampled_from([0.0, 2.0, -0.5]))
+    if j is None or draw(st.booleans()):
+        operands, u_bound, shown = (k,), abs(number), repr(number)
+    else:
+        operands, u_bound, shown = (k, j), values[j].bound, "{1}"
+    count = 1 if isinstance(key, int) else len(key)
+    bound = builtins.max(x.bound, u_bound) if method == "set" else x.bound + count * u_bound
+    if not _fits(x.shape, bound):
+        return None
+    index = np.asarray(key) if isinstance(key, list) else key
+
+    def apply(x: Any, *u: Any) -> Any:
+        return getattr(snp.asarray(x).at[index], method)(u[0] if u else number)
+
+    return Step(f"{{0}}.at[{key}].{method}({shown})", operands, apply), Value(x.shape, bound)
+
+
+def _integer_arithmetic(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    """Integer `%` and `//` (numpy's floor semantics, negative operands and divisors too)
+    of the index of a value's largest element along an axis, cast back to the float dtype."""
+    k = _pick(draw, values, lambda v: v.rank > 0)
+    if k is None:
+        return None
+    v = values[k]
+    axis = draw(st.integers(0, v.rank - 1))
+    scale, shift = draw(st.sampled_from([1, 2, -3])), draw(st.sampled_from([-2, 0, 1]))
+    modulus, divisor = draw(st.sampled_from([2, 3, -2])), draw(st.sampled_from([2, -3, 4]))
+    shape = tuple(n for a, n in enumerate(v.shape) if a != axis)
+
+    def apply(x: Any, _a: int = axis) -> Any:
+        i = snp.argmax(x, axis=_a)
+        return convert_element_type((i * scale + shift) % modulus + (i - shift) // divisor, dtype.numpy)
+
+    text = f"(argmax({{0}}, {axis}) * {scale} + {shift}) % {modulus} + (argmax - {shift}) // {divisor} as its dtype"
+    return Step(text, (k,), apply), Value(shape, 3.0 + (v.shape[axis] + 2) / 2 + 1)
+
+
+def _float_remainder(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Value] | None:
+    """A value's floor division or remainder by a constant of either sign (a Python float
+    or a numpy scalar of the value's dtype): `%`, `//`, `remainder`, `floor_divide`, `fmod`."""
+    k = _pick(draw, values)
+    v = values[k]
+    number = draw(st.sampled_from([0.75, 1.5, 2.25, -1.25]))
+    c: Any = number
+    shown = repr(number)
+    if draw(st.booleans()):
+        c, shown = dtype.numpy(number), f"np.{np.dtype(dtype.numpy).name}({number})"
+    functions: dict[str, tuple[Callable[[Any, Any], Any], float]] = {
+        "{0} % " + shown: (lambda x, c: x % c, abs(number)),
+        "{0} // " + shown: (lambda x, c: x // c, v.bound / 0.75 + 1.0),
+        f"remainder({{0}}, {shown})": (snp.remainder, abs(number)),
+        f"floor_divide({{0}}, {shown})": (snp.floor_divide, v.bound / 0.75 + 1.0),
+        f"fmod({{0}}, {shown})": (snp.fmod, abs(number)),
+    }
+    text = draw(st.sampled_from(sorted(functions)))
+    function, bound = functions[text]
+    if not _fits(v.shape, bound):
+        return None
+    return Step(text, (k,), lambda x, _f=function, _c=c: _f(x, _c)), Value(v.shape, bound)
+
+
 # Steps by family; a step is drawn by family first, so that no family crowds out the others.
 def _sin_in_f64(x: Any) -> Any:
     """sin computed in f64, cast back to x's dtype (a numpy dtype, or a tracer's shax dtype)."""
@@ -708,6 +819,8 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
     },
     "dot": {"dot_general": _dot_general, "dot": _dot},
     "index": {"gather": _gather, "scatter": _scatter},
+    # Constant masks and `.at` updates: linear in the values they take.
+    "update": {"where_mask": _masked, "at": _at_update},
     # Not differentiable everywhere: left out by `smooth=True`.
     "nonsmooth": {
         "abs": _unary("abs({0})", lambda x: abs(x), lambda b: b),
@@ -722,6 +835,8 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
         "select": _select,
         "round": _unary("round({0})", round, lambda b: b + 1.0),
         "rem": _binary("rem({0}, {1} * {1} + 0.5)", lambda x, y: rem(x, y * y + 0.5), lambda a, b: a),
+        "float_remainder": _float_remainder,
+        "integer": _integer_arithmetic,
         "clip": _unary("clip({0}, -1.0, 0.5)", lambda x: clip(x, -1.0, 0.5), lambda b: 1.0),
         "where": _binary("where(lt({0}, {1}), {0}, {1})", lambda x, y: where(lt(x, y), x, y), builtins.max),
         "logical": _binary(
