@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 import typeguard
-from hypothesis import given, reject, settings
+from hypothesis import find, given, reject, settings
 from hypothesis import strategies as st
 
 import shax
@@ -184,6 +184,30 @@ def test_programs_take_their_types_and_return_one_value(program: Program) -> Non
     assert len(program.arg_types) == 1 and all(t.dtype == f32 for t in program.arg_types)
     assert isinstance(program.fn(*program.args), np.ndarray | np.generic)
     assert "v0" in repr(program)
+
+
+# What each step family of issue 28 shows in a program's repr (a regular expression).
+DRAWN_STEPS = {
+    "where with a constant mask": r"where\(np\.(array|True_|False_)",
+    "an .at update": r"\.at\[.*\]\.(set|add)\(",
+    "integer % and //": r"argmax\(v\d+, \d\) \* -?\d \+ -?\d\) % ",
+    "a float remainder": r"(% |// |remainder\(|floor_divide\(|fmod\()(np\.float\d\d\()?-?\d\.\d+",
+}
+
+
+@pytest.mark.parametrize("pattern", DRAWN_STEPS.values(), ids=DRAWN_STEPS.keys())
+def test_programs_draw_masks_updates_and_remainders_that_run_on_numpy_and_traced(pattern: str) -> None:
+    """The generator reaches each step (so every property over programs runs it, on numpy
+    values and traced), and such a program gives the same values both ways."""
+    found = find(
+        programs(calls=False, max_steps=3),
+        lambda p: re.search(pattern, repr(p)) is not None,
+        settings=settings(max_examples=2000, database=None, derandomize=True),
+    )
+    expected = found.fn(*found.args)
+    got = shax.evaluate(shax.trace(found.fn, *found.arg_types), *found.args)
+    for g, e in zip(got, expected if isinstance(expected, tuple) else (expected,)):
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
 
 
 @typeguard.suppress_type_checks
