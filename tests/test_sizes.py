@@ -3,8 +3,13 @@ operation, the shape and the bytes, before any work."""
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 import shax
 import shax.numpy as snp
@@ -220,3 +225,36 @@ def test_grad_out_of_memory_at_run_time_is_a_shax_error_at_the_callers_line() ->
     for _ in range(2):  # evaluated, then compiled
         with pytest.raises(shax.ShaxValueError, match=rf"^grad_f: out of memory: numpy: .*256. TiB.*{HERE}"):
             g(np.ones(1))
+
+
+# Huge shapes, drawn (issue 28's fuzz family): 2**40 bytes and more, beyond this machine's
+# memory (a MemoryError at run time) or beyond MAX_BYTES (refused when the type is made).
+HUGE_SHAPES = st.lists(st.integers(1, 2**62), min_size=1, max_size=4).filter(
+    lambda shape: math.prod(shape) * 4 >= 2**40
+)
+# name -> the constructor on numpy values (None: it makes a view, numpy's broadcast, which
+# is no allocation), and a function of x using it under a transform
+HUGE_CALLS: dict[str, tuple[Any, Any]] = {
+    "zeros": (snp.zeros, lambda shape: lambda x: snp.zeros(shape, np.float32) + x),
+    "ones": (snp.ones, lambda shape: lambda x: snp.ones(shape, np.float32) * x),
+    "full": (lambda shape: snp.full(shape, 2.0), lambda shape: lambda x: snp.full(shape, 2.0, np.float32) - x),
+    "broadcast_to": (None, lambda shape: lambda x: snp.broadcast_to(x, shape) * 2.0),
+    "tile": (None, lambda shape: lambda x: snp.tile(x, shape) * 2.0),
+}
+
+
+@given(name=st.sampled_from(sorted(HUGE_CALLS)), shape=HUGE_SHAPES, transform=st.sampled_from(["numpy", "jit", "vmap"]))
+def test_fuzz_huge_shapes_are_shax_errors_naming_the_operation(name: str, shape: list[int], transform: str) -> None:
+    """Refused as too large (naming the operation), or out of memory when run (naming the
+    function), at the caller's line; never numpy's MemoryError or a hang."""
+    constructor, function = HUGE_CALLS[name]
+    assume(transform != "numpy" or constructor is not None)
+    f = function(tuple(shape))
+    named = rf"^(zeros|ones|full|broadcast|broadcast_to|tile|reshape|\w+: out of memory)[: ].*{HERE}"
+    with pytest.raises(shax.ShaxValueError, match=named):
+        if transform == "numpy":
+            constructor(tuple(shape))
+        elif transform == "jit":
+            shax.jit(f)(np.float32(1.0))
+        else:
+            shax.vmap(f)(np.ones(2, np.float32))
