@@ -239,6 +239,22 @@ def apply(prim: Primitive, *operands: Any) -> Tracer:
     return emit(trace, prim, args)
 
 
+def apply_each(prims: Sequence[Primitive], *operands: Any) -> list[Tracer]:
+    """Record each of `prims`, the outputs of one multi-output operation, on the same
+    operands, lifted once: a large constant lifted per output would be a new node each
+    time, splitting the operation into several that each run (a loop run once per output)."""
+    if not prims:
+        return []
+    trace, all_nodes = _innermost_trace(operands)
+    if not (all_nodes and trace.active):
+        try:
+            reference = _reference_dtype(operands)
+            operands = tuple(lift(trace, o, reference, prims[0].name) for o in operands)
+        except ShaxError as error:
+            raise at(named(error, prims[0].name), current_source()) from None
+    return [apply(prim, *operands) for prim in prims]
+
+
 def _booleans_as_numbers(trace: Trace, args: tuple[Any, ...]) -> tuple[Any, ...]:
     """In arithmetic on a boolean and a number, the boolean as 0 and 1 of the number's
     dtype (numpy's and JAX's promotion: `x * (x > 0)`); dtypes are otherwise never mixed."""

@@ -110,10 +110,10 @@ def call_all(prim: Call, operands: Sequence[Any]) -> list[Any]:
     """Every output of `prim`'s callee on `operands`: values on numpy values; on tracers,
     the call recorded (one node per output: hash-consing makes them one group)."""
     from shax.evaluate import evaluate
-    from shax.tracer import Tracer, apply
+    from shax.tracer import Tracer, apply_each
 
     if any(isinstance(o, Tracer) for o in operands):
-        return [apply(c, *operands) for c in prim.outputs_of(prim.defn)]
+        return apply_each(prim.outputs_of(prim.defn), *operands)
     return evaluate(prim.defn, *operands)
 
 
@@ -160,9 +160,9 @@ def through_derivative(
     `linear` operands, as the call differentiated is), and of its linear one on the float
     arguments' tangents and the activations."""
     from shax.callees import wrt
-    from shax.tracer import apply
+    from shax.tracer import apply, apply_each
 
-    forward = [apply(c, *primals) for c in Call(d.primal, 0, linear).outputs_of(d.primal)]
+    forward = apply_each(Call(d.primal, 0, linear).outputs_of(d.primal), *primals)
     value = forward[output]
     if not out.type.dtype.is_float:
         return PrimalAndTangent(value, Zero(out.type))
@@ -182,14 +182,14 @@ def _call_zero(prim: Call, operands: Sequence[Any]) -> Any:
 @transpose_rule(Call)
 def _call_transpose(prim: Call, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
     from shax.callees import transposed
-    from shax.tracer import apply
+    from shax.tracer import apply_each
 
     defn = prim.defn
     t = transposed(defn, prim.linear)
     output_types = defn.output_types()
     filled = [materialized(Zero(ty)) if ct is None else ct for ct, ty in zip(cts, output_types)]
     values = list(operands[prim.linear :])
-    results = [apply(c, *filled, *values) for c in Call(t, 0, len(defn.outputs)).outputs_of(t)]
+    results = apply_each(Call(t, 0, len(defn.outputs)).outputs_of(t), *filled, *values)
     return [*results, *([None] * len(values))]
 
 

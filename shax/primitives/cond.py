@@ -120,10 +120,10 @@ def run_all(prim: Cond, operands: Sequence[Any]) -> list[Any]:
     """Every output of the cond: the taken branch computed on numpy values (only it runs);
     recorded on tracers (one node per output: hash-consing makes them one cond)."""
     from shax.evaluate import evaluate
-    from shax.tracer import Tracer, apply
+    from shax.tracer import Tracer, apply_each
 
     if any(isinstance(o, Tracer) for o in operands):
-        return [apply(p, *operands) for p in prim.outputs()]
+        return apply_each(prim.outputs(), *operands)
     return evaluate(prim.branches[taken(operands[0], len(prim.branches))], *operands[1:])
 
 
@@ -159,10 +159,10 @@ def _cond_linearize(
 ) -> PrimalAndTangent:
     from shax.callees import wrt
     from shax.cond_branches import cond_derivative
-    from shax.tracer import apply
+    from shax.tracer import apply, apply_each
 
     d = cond_derivative(prim.branches)
-    forward = [apply(p, *primals) for p in prim.outputs(branches=d.forward)]
+    forward = apply_each(prim.outputs(branches=d.forward), *primals)
     n = prim.num_outputs
     value = forward[prim.output]
     if not out.type.dtype.is_float:
@@ -184,13 +184,13 @@ def _cond_zero(prim: Cond, operands: Sequence[Any]) -> Any:
 @transpose_rule(Cond)
 def _cond_transpose(prim: Cond, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
     from shax.cond_branches import cond_transposed
-    from shax.tracer import apply
+    from shax.tracer import apply_each
 
     branches = cond_transposed(prim.branches, prim.linear)
     types = prim.branches[0].output_types()
     filled = [materialized(Zero(t)) if ct is None else ct for ct, t in zip(cts, types)]
     values = list(operands[1 + prim.linear :])
-    results = [apply(p, operands[0], *filled, *values) for p in Cond(branches, 0, len(types)).outputs()]
+    results = apply_each(Cond(branches, 0, len(types)).outputs(), operands[0], *filled, *values)
     return [None, *results, *([None] * len(values))]
 
 

@@ -231,10 +231,10 @@ class CustomVJPLinear(Primitive):
 def _record_or_run(prim: CustomJVP | CustomVJP, operands: Sequence[Any]) -> list[Any]:
     """Every output: on tracers the operation recorded, on values f's definition run."""
     from shax.evaluate import evaluate
-    from shax.tracer import Tracer, apply
+    from shax.tracer import Tracer, apply_each
 
     if any(isinstance(o, Tracer) for o in operands):
-        return [apply(c, *operands) for c in prim.outputs_of()]
+        return apply_each(prim.outputs_of(), *operands)
     return evaluate(prim.defn, *operands)
 
 
@@ -332,10 +332,10 @@ def _custom_vjp_linearize(
     prim: CustomVJP, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer
 ) -> PrimalAndTangent:
     from shax.callees import wrt
-    from shax.tracer import apply
+    from shax.tracer import apply, apply_each
 
     fwd = prim.fwd.get()
-    forward = [apply(c, *primals) for c in Call(fwd).outputs_of(fwd)]
+    forward = apply_each(Call(fwd).outputs_of(fwd), *primals)
     value = forward[prim.output]
     if not out.type.dtype.is_float:
         return PrimalAndTangent(value, Zero(out.type))
@@ -349,12 +349,12 @@ def _custom_vjp_linearize(
 # (custom_vjp_linear bwd dx r)ᵀ ct = bwd(r, ct), at the float arguments
 @transpose_rule(CustomVJPLinear)
 def _custom_vjp_linear_transpose(prim: CustomVJPLinear, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
-    from shax.tracer import apply
+    from shax.tracer import apply_each
 
     filled = [materialized(Zero(t)) if ct is None else ct for ct, t in zip(cts, prim.output_types)]
     residuals = list(operands[len(prim.floats) :])
     bwd = prim.bwd
-    gradients = [apply(c, *residuals, *filled) for c in Call(bwd).outputs_of(bwd)]
+    gradients = apply_each(Call(bwd).outputs_of(bwd), *residuals, *filled)
     return [*(gradients[k] for k in prim.floats), *([None] * len(residuals))]
 
 

@@ -179,10 +179,10 @@ class While(_Loop):
 def run_all(prim: Scan | While, operands: Sequence[Any]) -> list[Any]:
     """Every output of the loop: computed on numpy values; recorded on tracers (one node
     per output: hash-consing makes them one loop)."""
-    from shax.tracer import Tracer, apply
+    from shax.tracer import Tracer, apply_each
 
     if any(isinstance(o, Tracer) for o in operands):
-        return [apply(p, *operands) for p in prim.outputs()]
+        return apply_each(prim.outputs(), *operands)
     return _run_scan(prim, operands) if isinstance(prim, Scan) else _run_while(prim, operands)
 
 
@@ -273,10 +273,10 @@ def _scan_linearize(
 ) -> PrimalAndTangent:
     from shax.evaluate import evaluate
     from shax.loop_bodies import scan_derivative
-    from shax.tracer import apply
+    from shax.tracer import apply, apply_each
 
     d = scan_derivative(prim.body, prim.consts, prim.carry)
-    forward = [apply(p, *primals) for p in prim.outputs(body=d.forward)]
+    forward = apply_each(prim.outputs(body=d.forward), *primals)
     n = prim.num_outputs
     value = forward[prim.output]
     if not out.type.dtype.is_float:
@@ -313,7 +313,7 @@ def _scan_zero(prim: Scan, operands: Sequence[Any]) -> Any:
 @transpose_rule(Scan)
 def _scan_transpose(prim: Scan, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
     from shax.loop_bodies import scan_transposed
-    from shax.tracer import apply
+    from shax.tracer import apply_each
 
     body = prim.body
     tbody = scan_transposed(body, prim.linear, prim.consts, prim.carry)
@@ -326,7 +326,7 @@ def _scan_transpose(prim: Scan, cts: Sequence[Any], operands: Sequence[Any]) -> 
     acts = list(operands[prim.linear :])
     carried = prim.consts + prim.carry
     scan = Scan(tbody, prim.length, not prim.reverse, 0, carried, 0, carried + len(types) - prim.carry)
-    results = [apply(p, *acc, *filled, *acts) for p in scan.outputs()]
+    results = apply_each(scan.outputs(), *acc, *filled, *acts)
     return [*results, *([None] * len(acts))]
 
 
