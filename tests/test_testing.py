@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 import typeguard
-from hypothesis import find, given, reject, settings
+from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 
 import shax
@@ -21,7 +21,17 @@ import typeclasses as tc
 from shax import f32, f64, i32
 from shax.extend import elementwise_primitive
 from shax.testing import NotSmooth, check_grads
-from shax.testing.strategies import Program, arrays, dtypes, programs, tensor_types
+from shax.testing.strategies import (
+    ARG_BOUND,
+    FAMILIES,
+    Program,
+    Value,
+    arrays,
+    compile_program,
+    dtypes,
+    programs,
+    tensor_types,
+)
 from shax.types import TensorType
 
 # Derivative rules off by 1e-3 relative where x > 1 (so at one known element), of the
@@ -186,28 +196,35 @@ def test_programs_take_their_types_and_return_one_value(program: Program) -> Non
     assert "v0" in repr(program)
 
 
-# What each step family of issue 28 shows in a program's repr (a regular expression).
-DRAWN_STEPS = {
-    "where with a constant mask": r"where\(np\.(array|True_|False_)",
-    "an .at update": r"\.at\[.*\]\.(set|add)\(",
-    "integer % and //": r"argmax\(v\d+, \d\) \* -?\d \+ -?\d\) % ",
-    "a float remainder": r"(% |// |remainder\(|floor_divide\(|fmod\()(np\.float\d\d\()?-?\d\.\d+",
-}
+# The steps of issue 28: where with a constant mask, .at updates, integer % and //, float remainders.
+ISSUE_28_STEPS = [
+    ("update", "where_mask"),
+    ("update", "at"),
+    ("nonsmooth", "integer"),
+    ("nonsmooth", "float_remainder"),
+]
 
 
-@pytest.mark.parametrize("pattern", DRAWN_STEPS.values(), ids=DRAWN_STEPS.keys())
-def test_programs_draw_masks_updates_and_remainders_that_run_on_numpy_and_traced(pattern: str) -> None:
-    """The generator reaches each step (so every property over programs runs it, on numpy
-    values and traced), and such a program gives the same values both ways."""
-    found = find(
-        programs(calls=False, max_steps=3),
-        lambda p: re.search(pattern, repr(p)) is not None,
-        settings=settings(max_examples=2000, database=None, derandomize=True),
-    )
-    expected = found.fn(*found.args)
-    got = shax.evaluate(shax.trace(found.fn, *found.arg_types), *found.args)
-    for g, e in zip(got, expected if isinstance(expected, tuple) else (expected,)):
-        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+@pytest.mark.parametrize("dtype", [f32, f64], ids=["f32", "f64"])
+@pytest.mark.parametrize("family, name", ISSUE_28_STEPS, ids=[name for _, name in ISSUE_28_STEPS])
+@given(data=st.data())
+def test_masks_updates_and_remainders_are_drawn_and_run_the_same_on_numpy_and_traced(
+    family: str, name: str, dtype: shax.DType, data: st.DataObject
+) -> None:
+    """Each is a step `programs()` draws (its family's table), and a program of it gives
+    numpy's values, dtypes and shapes traced too."""
+    values = [Value((2, 3), ARG_BOUND), Value((3,), ARG_BOUND)]
+    made = FAMILIES[family][name](data.draw, values, dtype)
+    if made is None:
+        reject()
+    step, value = made
+    fn = compile_program(2, [step], [2])
+    args = [data.draw(arrays(TensorType(dtype, v.shape)), label=f"v{k}") for k, v in enumerate(values[:2])]
+    expected = np.asarray(fn(*args))
+    (got,) = shax.evaluate(shax.trace(fn, *(TensorType.of(a) for a in args)), *args)
+    assert (got.shape, got.dtype) == (expected.shape, expected.dtype) == (value.shape, np.dtype(dtype.numpy))
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(shax.jit(fn)(*args), expected)
 
 
 @typeguard.suppress_type_checks
