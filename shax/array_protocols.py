@@ -87,7 +87,7 @@ class ArrayProtocols:
     def __copy__(self) -> Any:
         return self
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+    def __deepcopy__(self, memodict: dict[int, Any]) -> Any:  # not `memo`: typeguard's own local
         return self
 
     def view(self, dtype: Any = None, type: Any = None) -> Any:  # noqa: A002 - numpy's name

@@ -18,7 +18,7 @@ softmax gives dx), so the gradient is JAX's, which stops it instead.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, SupportsIndex
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from shax.tracer import Tracer
 
 __all__ = ["gelu", "log_softmax", "logsumexp", "one_hot", "relu", "sigmoid", "silu", "softmax", "softplus"]
 
-Axis = int | tuple[int, ...] | None
+Axis = SupportsIndex | tuple[SupportsIndex, ...] | None  # numpy's integers too
 
 
 def relu(x: Any) -> Any:
@@ -96,7 +96,7 @@ def softmax(x: Any, axis: Axis = -1) -> Any:
     return unnormalized / snp.sum(unnormalized, axis=axis, keepdims=True)
 
 
-def one_hot(x: Any, num_classes: int, dtype: Any = np.float32, axis: int = -1) -> Any:
+def one_hot(x: Any, num_classes: SupportsIndex, dtype: Any = np.float32, axis: SupportsIndex = -1) -> Any:
     """1 where x equals the class of the new axis (at `axis`), else 0: integer labels to rows."""
     x = _operand("one_hot", x, floating=False)
     num_classes, axis = _int("one_hot", num_classes, "num_classes"), _int("one_hot", axis, "axis")

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+import typeguard
 
 import shax
 import shax.numpy as snp
@@ -92,6 +93,7 @@ def test_empty_arrays_print_as_empty_boxes_one_row_per_row() -> None:
 
 
 @pytest.mark.parametrize("progress", [3, "tracing", True])
+@typeguard.suppress_type_checks
 def test_explain_progress_must_be_callable(progress: object) -> None:
     with pytest.raises(shax.ShaxTypeError, match=r"explain: progress must be .*test_explain_scale.py:\d+"):
         shax.explain(lambda a: a, "f32[2]", progress=progress)

@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 import numpy as np
 import pytest
+import typeguard
 
 import shax
 import typeclasses as tc
@@ -59,6 +60,7 @@ def test_check_grads_still_passes_with_a_large_eps_f_takes() -> None:
         ("eps", -1e-3), ("eps", float("inf")), ("eps", True),
     ],
 )  # fmt: skip
+@typeguard.suppress_type_checks
 def test_check_grads_checks_its_options(option: str, value: Any) -> None:
     with pytest.raises(shax.ShaxValueError, match=rf"check_grads: {option} must be .*{HERE}"):
         check_grads(lambda x: x * x, (1.0,), **{option: value})
@@ -136,6 +138,7 @@ TAKES_A_FUNCTION = {
 
 @pytest.mark.parametrize("not_a_function", [3, "f", None])
 @pytest.mark.parametrize("name", TAKES_A_FUNCTION)
+@typeguard.suppress_type_checks
 def test_a_non_callable_is_refused_by_name(name: str, not_a_function: Any) -> None:
     with pytest.raises(shax.ShaxTypeError, match=rf"^{name}: expected a function, got .*{HERE}"):
         TAKES_A_FUNCTION[name](not_a_function)
@@ -191,6 +194,7 @@ def test_vmap_refuses_in_axes_nested_beyond_its_limit() -> None:
 # Wording: a class named in a message takes its article
 
 
+@typeguard.suppress_type_checks
 def test_a_message_names_a_class_with_its_article() -> None:
     with pytest.raises(shax.ShaxTypeError, match=rf"^cse: expected a Definition, got an int \(3\) .*{HERE}"):
         passes.cse(3)  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import typeguard
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -61,6 +62,7 @@ BAD_KEYWORDS: list[tuple[str, Callable[[Any], Any], str]] = [
 
 
 @pytest.mark.parametrize(("name", "call", "keyword"), BAD_KEYWORDS, ids=[f"{b[0]}-{b[2]}" for b in BAD_KEYWORDS])
+@typeguard.suppress_type_checks
 def test_bad_keyword_values_are_refused(name: str, call: Any, keyword: str) -> None:
     for attempt in _on_values_and_tracers(call):
         with pytest.raises(shax.ShaxError, match=rf"^{name}\b.*{keyword}{CALLER}"):
@@ -230,6 +232,7 @@ REFUSALS = [(n, c, shax.ShaxError) for n, c, _ in BAD_KEYWORDS] + [
     st.sampled_from([V, V.astype(np.float32), np.ones((2, 3, 4)), np.ones(3)]),
     st.booleans(),
 )
+@typeguard.suppress_type_checks
 def test_fuzz_refusals_name_their_function(refusal: Any, value: Any, traced: bool) -> None:
     name, call, error = refusal
     with pytest.raises(shax.ShaxError) as raised:

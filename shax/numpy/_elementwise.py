@@ -157,7 +157,11 @@ def _operands(op: str, x1: Any, x2: Any) -> tuple[Any, Any]:
     strong = [isinstance(v, (Tracer, np.ndarray, np.generic)) for v in (x1, x2)]
     try:
         reference = dtype_of_numpy(np.result_type(*(np.dtype(v.dtype) for v, s in zip((x1, x2), strong) if s)))
-    except (TypeError, ShaxError):  # a dtype shax does not take: the operation's own error names it
+    except (
+        TypeError,
+        ValueError,
+        ShaxError,
+    ):  # no dtype (None), or one shax does not take: the operation's own error names it
         return x1, x2
     dtype = reference.numpy
     try:

@@ -16,7 +16,7 @@ import builtins
 import math
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Any, SupportsIndex
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from shax.types import DType
 
 __all__ = ["amax", "amin", "argmax", "argmin", "max", "mean", "min", "prod", "std", "sum", "var"]
 
-Axis = int | tuple[int, ...] | None
+Axis = SupportsIndex | tuple[SupportsIndex, ...] | None  # numpy's integers too
 
 
 def sum(  # noqa: A001 - numpy's name

@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import Any, SupportsIndex
 
 import attrs
 import numpy as np
@@ -39,6 +39,9 @@ from shax.transforms.arguments import abstract_arguments
 from shax.transforms.staging import stage
 from shax.types import TensorType
 
+# numpy's integers too, as JAX takes them
+ArgNums = Sequence[SupportsIndex] | SupportsIndex | None
+
 
 @attrs.frozen
 class _Built:
@@ -52,7 +55,7 @@ class _Custom:
 
     kind = "custom"
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] | int | None = ()) -> None:
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: ArgNums = ()) -> None:
         check_function(self.kind, fun)
         self.fun = fun
         self.name = function_name(fun)
@@ -167,7 +170,7 @@ class custom_jvp(_Custom):  # noqa: N801 - JAX's name
 
     kind = "custom_jvp"
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] | int | None = ()) -> None:
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: ArgNums = ()) -> None:
         super().__init__(fun, nondiff_argnums)
         self.jvp: Callable[..., Any] | None = None
 
@@ -220,7 +223,7 @@ class custom_vjp(_Custom):  # noqa: N801 - JAX's name
 
     kind = "custom_vjp"
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] | int | None = ()) -> None:
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: ArgNums = ()) -> None:
         super().__init__(fun, nondiff_argnums)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
