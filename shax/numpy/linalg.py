@@ -94,9 +94,9 @@ def solve(a: Any, b: Any) -> Any:
         a, b = (tc.convert_element_type(v, np.float64) for v in (a, b))
     n = np.shape(a)[-1]
     vector = np.ndim(b) == 1
-    matrix = tc.reshape(b, (n, 1)) if vector and np.shape(b) == (n,) else b
-    if np.shape(matrix)[-2] != n:
+    if np.shape(b)[0 if vector else -2] != n:
         raise _fail("solve", f"b's shape {tuple(np.shape(b))} does not fit a's {tuple(np.shape(a))}")
+    matrix = tc.reshape(b, (n, 1)) if vector else b
     try:
         stack = np.broadcast_shapes(np.shape(a)[:-2], np.shape(matrix)[:-2])
     except ValueError:
