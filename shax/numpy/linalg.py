@@ -55,7 +55,7 @@ def _matrices(op: str, a: Any) -> Any:
         if a.dtype.kind not in "biuf":
             raise _fail(op, f"needs an array of numbers, got {a.dtype}", ShaxTypeError)
     if np.ndim(a) < 2:
-        raise _fail(op, f"needs a stack of matrices (at least two axes), got shape {tuple(np.shape(a))}")
+        raise _fail(op, f"needs a stack of matrices (two axes or more), got shape {tuple(np.shape(a))}")
     return _inexact(a)
 
 
