@@ -175,7 +175,8 @@ def matrix_power(a: Any, n: int) -> Any:
     if count < 0:
         a, count = inv(a), -count
     if count == 0:
-        return tc.broadcast_to(np.eye(np.shape(a)[-1], dtype=a.dtype), tuple(np.shape(a)))
+        eye: Any = np.eye(np.shape(a)[-1], dtype=a.dtype)
+        return tc.broadcast_to(eye, tuple(np.shape(a)))
     result = None
     while True:  # binary powering: the squares a, a², a⁴, ... of count's bits
         if count & 1:
@@ -259,8 +260,8 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int]) -> Any:  # noqa: A002 
         for sign in (1, -1):
             if _is(ord, sign * value):
                 sums = tc.reduce_sum(_abs(x), [summed])
-                axes = [kept - (kept > summed)]
-                return tc.max(tc.reduce_max(sums, axes), 0.0) if sign > 0 else tc.reduce_min(sums, axes)
+                left = [kept - (kept > summed)]
+                return tc.max(tc.reduce_max(sums, left), 0.0) if sign > 0 else tc.reduce_min(sums, left)
     if ord in ("nuc", 2, -2):
         raise _fail("norm", f"the matrix norm of order {ord!r} needs singular values, which shax does not have yet")
     raise _fail("norm", f"invalid order {ord!r} for a matrix norm")
