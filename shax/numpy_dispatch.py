@@ -42,7 +42,16 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: d
 
 
 def array_function(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    name = func.__name__
-    if getattr(func, "__module__", None) != "numpy":  # np.linalg.norm is not shax.numpy.norm
+    name, module = func.__name__, getattr(func, "__module__", None)
+    if module == "numpy.linalg":  # np.linalg.norm is shax.numpy.linalg.norm, not shax.numpy.norm
+        import shax.numpy.linalg as snl
+
+        if name not in snl.__all__:
+            raise at(
+                ShaxTypeError(f"numpy.linalg.{name} on a traced array: shax.numpy.linalg has no {name} (yet)"),
+                current_source(),
+            )
+        return getattr(snl, name)(*args, **kwargs)
+    if module != "numpy":
         raise at(ShaxTypeError(f"{func.__module__}.{name} on a traced array is not supported"), current_source())
     return _shax_function(name, "function")(*args, **kwargs)

@@ -274,4 +274,13 @@ NUMPY: dict[str, Call] = {
     name: numpy_call(name, NUMPY_CALLS, snp) for name in snp.__all__ if not isinstance(getattr(snp, name), type)
 }
 NN: dict[str, Call] = {name: numpy_call(name, NN_CALLS, shax.nn) for name in shax.nn.__all__}
+# shax.numpy.linalg: a well-conditioned f32 matrix (symmetric positive definite) for each function.
+S22 = np.array([[2.0, 0.5], [0.5, 1.0]], np.float32)
+LINALG_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
+    **{name: ((S22,), {}) for name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "qr")},
+    "solve": ((S22, np.array([1.0, -1.0], np.float32)), {}),
+    "matrix_power": ((S22, 3), {}),
+    "norm": ((S22,), {"ord": 1, "axis": None, "keepdims": False}),
+}
+LINALG: dict[str, Call] = {name: numpy_call(name, LINALG_CALLS, snp.linalg) for name in snp.linalg.__all__}
 METHODS: dict[str, Call] = {name: method_call(*row) for name, row in METHOD_CALLS.items()}

@@ -67,6 +67,7 @@ from typeclasses import (
     ge,
     gt,
     le,
+    linalg,
     log,
     log1p,
     logical_and,
@@ -148,6 +149,32 @@ INSIDE_ONE = Domain("inside_one", -0.8, 0.8)  # arcsin's, arccos's and arctanh's
 INDEX = Domain("index", -4.0, 4.0)
 # Away from whole numbers and halves, where floor, ceil and round jump
 OFF_STEPS = Domain("off_steps", 0.1, 0.4, signed=True)
+
+
+@attrs.frozen
+class Matrices(Domain):
+    """Stacks of well-conditioned matrices (the last two axes): `general`, 3·I plus
+    uniform noise in [low, high], its rows' signs flipped at random (so determinants of
+    both signs); `spd`, symmetric positive definite with eigenvalues 1, 2, ..., n, each
+    moved by less than a quarter (eigh's derivative divides by their gaps)."""
+
+    kind: str = "general"
+
+    def sample(self, rng: np.random.Generator, shape: Shape, dtype: DType) -> np.ndarray:
+        *stack, m, n = shape
+        if self.kind == "spd":
+            q = np.linalg.qr(rng.normal(size=(*stack, n, n)))[0]
+            w = np.arange(1.0, n + 1) + rng.uniform(0.0, 0.25, (*stack, n))
+            values = q @ (w[..., :, None] * np.swapaxes(q, -1, -2))
+            values = (values + np.swapaxes(values, -1, -2)) / 2
+        else:
+            values = rng.uniform(self.low, self.high, shape) + 3 * np.eye(m, n)
+            values = values * rng.choice([-1.0, 1.0], (*stack, m, 1))
+        return np.asarray(values, dtype.numpy)
+
+
+GENERAL = Matrices("general", -1.0, 1.0)
+SPD = Matrices("spd", 1.0, float("inf"), kind="spd")
 
 
 @attrs.frozen
@@ -611,6 +638,47 @@ ROWS += [
         P.While,
         (Case("matrix", _while_sin_times, ((2, 3), (2, 3))), Case("scalar", _while_sin_times, ((), ()))),
         (REAL, REAL),
+        FLOATS,
+    ),
+]
+
+
+# Linear algebra: stacks of well-conditioned matrices.
+ROWS += [
+    *(
+        Spec(prim, (Case("matrix", f, ((3, 3),)), Case("stack", f, ((2, 3, 3),))), (domain,), FLOATS)
+        for prim, f, domain in (
+            (P.Inv, linalg.inv, GENERAL),
+            (P.Cholesky, linalg.cholesky, SPD),
+            (P.SignDet, linalg.sign_det, GENERAL),
+            (P.LogAbsDet, linalg.log_abs_det, GENERAL),
+        )
+    ),
+    Spec(
+        P.Solve,
+        (Case("matrix", linalg.solve, ((3, 3), (3, 2))), Case("stack", linalg.solve, ((2, 3, 3), (2, 3, 1)))),
+        (GENERAL, REAL),
+        FLOATS,
+    ),
+    Spec(
+        P.Eigh,
+        (
+            Case("values", lambda a: linalg.eigh(a, 0), ((3, 3),)),
+            Case("vectors", lambda a: linalg.eigh(a, 1), ((3, 3),)),
+            Case("stack", lambda a: linalg.eigh(a, 1), ((2, 3, 3),)),
+        ),
+        (SPD,),
+        FLOATS,
+    ),
+    Spec(
+        P.Qr,
+        (
+            Case("q", lambda a: linalg.qr(a, 0, False), ((4, 3),)),
+            Case("r", lambda a: linalg.qr(a, 1, False), ((4, 3),)),
+            Case("complete", lambda a: linalg.qr(a, 0, True), ((3, 3),)),
+            Case("stack", lambda a: linalg.qr(a, 1, False), ((2, 3, 2),)),
+        ),
+        (GENERAL,),
         FLOATS,
     ),
 ]

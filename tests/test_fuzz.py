@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fuzz_numpy import METHODS, NN, NUMPY, public_methods
+from fuzz_numpy import LINALG, METHODS, NN, NUMPY, public_methods
 from fuzzing import (
     BAD,
     CALL_INFO,
@@ -416,6 +416,7 @@ NAMESPACES = {
     "passes": (passes, PASSES),
     "optimizers": (optimizers, OPTIMIZERS),
     "numpy": (shax.numpy, NUMPY),
+    "numpy.linalg": (shax.numpy.linalg, LINALG),
     "nn": (shax.nn, NN),
     "testing": (shax.testing, TESTING),
     "testing.strategies": (shax.testing.strategies, STRATEGIES),
@@ -501,6 +502,7 @@ ENTRY_POINTS: dict[str, Call] = {
     **{f"passes.{k}": c for k, c in PASSES.items()},
     **{f"optimizers.{k}": c for k, c in OPTIMIZERS.items()},
     **{f"numpy.{k}": c for k, c in NUMPY.items()},
+    **{f"numpy.linalg.{k}": c for k, c in LINALG.items()},
     **{f"nn.{k}": c for k, c in NN.items()},
     **{f"Tracer.{k}": c for k, c in METHODS.items()},
     **{f"testing.{k}": c for k, c in TESTING.items()},

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from shax.array_subclasses import refuse_array_subclass
-from shax.numpy import _arrays, _einsum, _elementwise, _indexing, _ndarray, _reductions
+from shax.numpy import _arrays, _einsum, _elementwise, _indexing, _ndarray, _reductions, linalg
 from shax.numpy._arrays import *  # noqa: F403
 from shax.numpy._einsum import *  # noqa: F403
 from shax.numpy._elementwise import *  # noqa: F403
@@ -40,3 +40,5 @@ def _refusing_subclasses(function: Callable[..., Any]) -> Callable[..., Any]:
 _names: dict[str, Any] = globals()
 for _name in _FUNCTIONS:
     _names[_name] = _ndarray.returning_arrays(_refusing_subclasses(_names[_name]))
+for _name in linalg.__all__:
+    setattr(linalg, _name, _ndarray.returning_arrays(_refusing_subclasses(getattr(linalg, _name))))

@@ -92,7 +92,8 @@ def as_arrays(result: Any) -> Any:
     if type(result) is np.ndarray:
         return result.view(Array)
     if isinstance(result, (tuple, list)) and any(type(r) is np.ndarray for r in result):
-        return type(result)(as_arrays(r) for r in result)
+        items = [as_arrays(r) for r in result]
+        return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)  # a named tuple: its fields
     return result
 
 

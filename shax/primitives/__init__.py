@@ -12,6 +12,7 @@ from shax.primitives import (  # families
     dot,
     elementwise_more,
     gather,
+    linalg,
     loops,
     pointwise,
     reduce,
@@ -31,6 +32,7 @@ from shax.primitives.dot import *  # noqa: F403
 from shax.primitives.elementwise import Pointwise, elementwise
 from shax.primitives.elementwise_more import *  # noqa: F403
 from shax.primitives.gather import *  # noqa: F403
+from shax.primitives.linalg import *  # noqa: F403
 from shax.primitives.loops import *  # noqa: F403
 from shax.primitives.pointwise import *  # noqa: F403
 from shax.primitives.reduce import *  # noqa: F403
@@ -48,3 +50,4 @@ __all__ += custom.__all__
 __all__ += stop_gradient.__all__
 __all__ += loops.__all__
 __all__ += cond_family.__all__
+__all__ += linalg.__all__

@@ -1,0 +1,267 @@
+"""`shax.numpy.linalg`: numpy.linalg's names and signatures (JAX's where numpy has none),
+on numpy values and tracers alike, over the primitives of `shax.primitives.linalg`.
+
+Matrices are the last two axes, stacked over the leading ones (broadcast against each
+other in `solve`). Integer and bool operands are read as f64 (numpy's). As JAX's:
+`cholesky` and `eigh` decompose the symmetric part of their operand, and a matrix that
+cannot be inverted or decomposed gives NaNs rather than numpy's LinAlgError.
+Compositions: `det` is sign · e^(log |det|) (so its derivative at a singular matrix is
+NaN, where JAX's is the cofactor matrix), `eigvalsh` eigh's values, `matrix_power` a
+product of squarings, and `norm` numpy's formulas over abs, sums and extremes.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, NamedTuple
+
+import numpy as np
+
+import typeclasses as tc
+from shax.errors import ShaxTypeError, ShaxValueError, at
+from shax.location import current_source
+from shax.numpy._arrays import _int, normalize_axis
+from shax.numpy._elementwise import as_array
+from shax.tracer import Tracer
+from typeclasses import linalg
+
+__all__ = ["cholesky", "det", "eigh", "eigvalsh", "inv", "matrix_power", "norm", "qr", "slogdet", "solve"]
+
+
+class SlogdetResult(NamedTuple):
+    sign: Any
+    logabsdet: Any
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+class QRResult(NamedTuple):
+    Q: Any  # noqa: N815 - numpy's field names
+    R: Any  # noqa: N815
+
+
+def _fail(op: str, message: str, error: type[ShaxTypeError | ShaxValueError] = ShaxValueError) -> Exception:
+    return at(error(f"linalg.{op}: {message}"), current_source())
+
+
+def _matrices(op: str, a: Any) -> Any:
+    """`a` as a float stack of matrices: an integer or bool one as f64, as numpy reads it."""
+    a = as_array(a, f"linalg.{op}")
+    if not isinstance(a, Tracer):
+        a = np.asarray(a)
+        if a.dtype.kind not in "biuf":
+            raise _fail(op, f"needs an array of numbers, got {a.dtype}", ShaxTypeError)
+    if np.ndim(a) < 2:
+        raise _fail(op, f"needs a stack of matrices (two axes or more), got shape {tuple(np.shape(a))}")
+    return _inexact(a)
+
+
+def _inexact(a: Any) -> Any:
+    dtype = np.dtype(a.dtype)
+    return a if dtype.kind == "f" else tc.convert_element_type(a, np.float64)
+
+
+def _square(op: str, a: Any) -> Any:
+    a = _matrices(op, a)
+    if np.shape(a)[-1] != np.shape(a)[-2]:
+        raise _fail(op, f"needs square matrices (the last two axes), got shape {tuple(np.shape(a))}")
+    return a
+
+
+def _mT(a: Any) -> Any:  # noqa: N802 - numpy's name
+    rank = np.ndim(a)
+    return tc.transpose(a, [*range(rank - 2), rank - 1, rank - 2])
+
+
+def inv(a: Any) -> Any:
+    """a⁻¹ of each matrix."""
+    return linalg.inv(_square("inv", a))
+
+
+def solve(a: Any, b: Any) -> Any:
+    """x with a x = b; b is one vector when it has one axis (numpy 2's rule), otherwise a
+    stack of matrices, its stack broadcast against a's."""
+    a = _square("solve", a)
+    b = as_array(b, "linalg.solve")
+    b = b if isinstance(b, Tracer) else np.asarray(b)
+    if np.ndim(b) == 0:
+        raise _fail("solve", "needs b with at least one axis, got a scalar")
+    b = _inexact(b)
+    if np.dtype(a.dtype) != np.dtype(b.dtype):  # f32 with f64: f64, as numpy
+        a, b = (tc.convert_element_type(v, np.float64) for v in (a, b))
+    n = np.shape(a)[-1]
+    vector = np.ndim(b) == 1
+    if np.shape(b)[0 if vector else -2] != n:
+        raise _fail("solve", f"b's shape {tuple(np.shape(b))} does not fit a's {tuple(np.shape(a))}")
+    matrix = tc.reshape(b, (n, 1)) if vector else b
+    try:
+        stack = np.broadcast_shapes(np.shape(a)[:-2], np.shape(matrix)[:-2])
+    except ValueError:
+        shapes = f"a {tuple(np.shape(a))} and b {tuple(np.shape(b))}"
+        raise _fail("solve", f"the stacks of {shapes} do not broadcast") from None
+    a = tc.broadcast_to(a, (*stack, n, n))
+    x = linalg.solve(a, tc.broadcast_to(matrix, (*stack, *np.shape(matrix)[-2:])))
+    return tc.reshape(x, (*stack, n)) if vector else x
+
+
+def cholesky(a: Any, /, *, upper: bool = False, symmetrize_input: bool = True) -> Any:
+    """L, lower triangular with L Lᵀ = (a + aᵀ)/2 (JAX's `symmetrize_input`); Lᵀ if `upper`."""
+    if symmetrize_input is not True:
+        raise _fail("cholesky", "decomposes the symmetric part only (symmetrize_input=True, JAX's default)")
+    lower = linalg.cholesky(_square("cholesky", a))
+    return _mT(lower) if _flag("cholesky", "upper", upper) else lower
+
+
+def slogdet(a: Any) -> SlogdetResult:
+    """(sign, log |det a|) of each matrix: sign 0 and −inf for a singular one."""
+    a = _square("slogdet", a)
+    return SlogdetResult(linalg.sign_det(a), linalg.log_abs_det(a))
+
+
+def det(a: Any) -> Any:
+    """det a = sign · e^(log |det a|)."""
+    sign, logabsdet = slogdet(a)
+    return sign * tc.exp(logabsdet)
+
+
+def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:  # noqa: N803 - numpy's name
+    """(w ascending, v) with (a + aᵀ)/2 = v diag(w) vᵀ: JAX's symmetrized input, so `UPLO`
+    (either triangle) does not change the result on symmetric a."""
+    _uplo("eigh", UPLO)
+    if symmetrize_input is not True:
+        raise _fail("eigh", "decomposes the symmetric part only (symmetrize_input=True, JAX's default)")
+    a = _square("eigh", a)
+    return EighResult(linalg.eigh(a, 0), linalg.eigh(a, 1))
+
+
+def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803 - numpy's name
+    """The eigenvalues of eigh, ascending."""
+    _uplo("eigvalsh", UPLO)
+    return linalg.eigh(_square("eigvalsh", a), 0)
+
+
+def _uplo(op: str, uplo: Any) -> None:
+    if uplo not in (None, "L", "U"):
+        raise _fail(op, f"UPLO must be 'L' or 'U', got {uplo!r}")
+
+
+def _flag(op: str, name: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise _fail(op, f"{name} must be a bool, got {value!r}", ShaxTypeError)
+    return bool(value)
+
+
+def qr(a: Any, mode: str = "reduced") -> Any:
+    """a = Q R, Q with orthonormal columns, R upper triangular: numpy's modes "reduced"
+    (Q m × k, R k × n, k = min(m, n)), "complete" (Q m × m) and "r" (R only)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise _fail("qr", f"mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    a = _matrices("qr", a)
+    complete = mode == "complete"
+    r = linalg.qr(a, 1, complete)
+    return r if mode == "r" else QRResult(linalg.qr(a, 0, complete), r)
+
+
+def matrix_power(a: Any, n: int) -> Any:
+    """a multiplied by itself n times (n ≥ 0: in a's dtype, the identity for 0), or a⁻¹'s (n < 0)."""
+    count = _int("linalg.matrix_power", n, "the exponent")
+    a = as_array(a, "linalg.matrix_power")
+    a = a if isinstance(a, Tracer) else np.asarray(a)
+    if np.ndim(a) < 2 or np.shape(a)[-1] != np.shape(a)[-2]:
+        raise _fail("matrix_power", f"needs square matrices (the last two axes), got shape {tuple(np.shape(a))}")
+    if count < 0:
+        a, count = inv(a), -count
+    if count == 0:
+        eye: Any = np.eye(np.shape(a)[-1], dtype=a.dtype)
+        return tc.broadcast_to(eye, tuple(np.shape(a)))
+    result = None
+    while True:  # binary powering: the squares a, a², a⁴, ... of count's bits
+        if count & 1:
+            result = a if result is None else tc.matmul(result, a)
+        count >>= 1
+        if not count:
+            return result
+        a = tc.matmul(a, a)
+
+
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002 - numpy's name
+    """numpy's vector norms (one axis: ord None, 2, ±inf, 0, 1, any other number p:
+    (Σ|x|ᵖ)^(1/p)) and matrix norms (two axes: None, 'fro', ±1, ±inf); with no axis,
+    x's 2-norm flattened (ord None) or the norm of a vector or matrix x."""
+    x = as_array(x, "linalg.norm")
+    x = x if isinstance(x, Tracer) else np.asarray(x)
+    if np.dtype(x.dtype).kind not in "biuf":
+        raise _fail("norm", f"needs an array of numbers, got {x.dtype}", ShaxTypeError)
+    x = _inexact(x)
+    keep = _flag("norm", "keepdims", keepdims)
+    rank = np.ndim(x)
+    if axis is None:
+        if ord is None:
+            return _reduced(tc.sqrt(tc.reduce_sum(x * x, list(range(rank)))), range(rank), rank, keep)
+        if rank not in (1, 2):
+            raise _fail("norm", f"with an ord, needs a vector or a matrix (or an axis), got rank {rank}")
+        axes = tuple(range(rank))
+    else:
+        given = axis if isinstance(axis, tuple) else (axis,)
+        axes = tuple(normalize_axis("linalg.norm", a, rank) for a in given)
+    if len(axes) == 1:
+        return _reduced(_vector_norm(x, ord, axes[0]), axes, rank, keep)
+    if len(axes) == 2 and axes[0] != axes[1]:
+        return _reduced(_matrix_norm(x, ord, axes), axes, rank, keep)
+    raise _fail("norm", f"takes one axis (a vector norm) or two distinct ones (a matrix norm), got {axis!r}")
+
+
+def _reduced(y: Any, axes: Any, rank: int, keepdims: bool) -> Any:
+    """y, x reduced over `axes`, with those axes kept as size 1 if `keepdims`."""
+    if not keepdims:
+        return y
+    shape = list(np.shape(y))
+    for a in sorted(axes):
+        shape.insert(a, 1)
+    return tc.reshape(y, tuple(shape))
+
+
+def _is(ord: Any, value: float) -> bool:  # noqa: A002 - numpy's name
+    return not isinstance(ord, str) and ord is not None and builtins.bool(ord == value)
+
+
+def _abs(x: Any) -> Any:
+    """|x| with JAX's derivative at 0 (1, where abs's is 0): x where x ≥ 0, else −x."""
+    return tc.select(tc.ge(x, 0.0), x, tc.neg(x))
+
+
+def _vector_norm(x: Any, ord: Any, axis: int) -> Any:  # noqa: A002 - numpy's name
+    if ord is None or _is(ord, 2):
+        return tc.sqrt(tc.reduce_sum(x * x, [axis]))
+    if isinstance(ord, str) or not isinstance(ord, (int, float, np.integer, np.floating)):
+        raise _fail("norm", f"invalid order {ord!r} for a vector norm")
+    if _is(ord, np.inf):  # JAX's max with an initial 0, which shares a tie at 0
+        return tc.max(tc.reduce_max(_abs(x), [axis]), 0.0)
+    if _is(ord, -np.inf):
+        return tc.reduce_min(_abs(x), [axis])
+    if _is(ord, 0):
+        return tc.reduce_sum(tc.convert_element_type(tc.ne(x, 0.0), np.dtype(x.dtype)), [axis])
+    if _is(ord, 1):
+        return tc.reduce_sum(_abs(x), [axis])
+    p = float(ord)
+    return tc.reduce_sum(_abs(x) ** p, [axis]) ** (1.0 / p)
+
+
+def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int]) -> Any:  # noqa: A002 - numpy's name
+    row, col = axes
+    if ord is None or ord in ("fro", "f"):
+        return tc.sqrt(tc.reduce_sum(x * x, sorted(axes)))
+    # ±1: the largest (smallest) column sum of |x|; ±inf: the largest (smallest) row sum;
+    # the largest as JAX's, a max with an initial 0
+    for value, summed, kept in ((1, row, col), (np.inf, col, row)):
+        for sign in (1, -1):
+            if _is(ord, sign * value):
+                sums = tc.reduce_sum(_abs(x), [summed])
+                left = [kept - (kept > summed)]
+                return tc.max(tc.reduce_max(sums, left), 0.0) if sign > 0 else tc.reduce_min(sums, left)
+    if ord in ("nuc", 2, -2):
+        raise _fail("norm", f"the matrix norm of order {ord!r} needs singular values, which shax does not have yet")
+    raise _fail("norm", f"invalid order {ord!r} for a matrix norm")
