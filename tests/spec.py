@@ -36,7 +36,7 @@ from shax import primitives as P
 from shax.ir import Definition
 from shax.rules.evaluate import eval_rules
 from shax.tracer import apply as apply_primitive
-from shax.types import DTYPES, INTEGERS, DType, TensorType, bool_, f32, f64, i32, u8
+from shax.types import DTYPES, INTEGERS, DType, TensorType, bool_, f32, f64, i32, u8, u32
 from typeclasses import (
     abs,
     add,
@@ -130,7 +130,7 @@ class Domain:
             values = rng.integers(math.ceil(self.low), math.floor(self.high), shape, endpoint=True).astype(float)
         if self.signed:
             values = values * rng.choice([-1.0, 1.0], shape)
-        if dtype == u8:  # unsigned: |value| (numpy's cast of a negative float to u8 is undefined)
+        if dtype in (u8, u32):  # unsigned: |value| (numpy's cast of a negative float to u8 is undefined)
             values = np.abs(values)
         return np.asarray(values, dtype.numpy)
 

@@ -244,7 +244,7 @@ SHAX: dict[str, Call] = {
     "LinearizedDefinition": Call(hand_built_linearized, (LIN.primal, LIN.linear, LIN.num_residuals)),
     **{
         name: Call(dtype_indexed(getattr(shax, name)), ((2, 3),))
-        for name in ("f32", "f64", "i32", "i64", "u8", "bool_")
+        for name in ("f32", "f64", "i32", "i64", "u8", "u32", "bool_")
     },
     "call": Call(shax.call, (PAIR, X, Y), variadic=True, variants=(inside_trace(shax.call),)),
     "call (inputs_dict)": Call(
