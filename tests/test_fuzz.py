@@ -425,6 +425,7 @@ NAMESPACES = {
 # Typeclass functions: operands are f32 arrays (or, traced, tracers of their types); the
 # calls of the functions with static parameters, or particular operands, are spelled out.
 A23 = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+U23 = A23.astype(np.uint32)
 TYPECLASS_CALLS: dict[str, tuple[Any, ...]] = {
     "reshape": (A23, (3, 2)),
     "broadcast": (X, [1], [2, 3]),
@@ -447,6 +448,10 @@ TYPECLASS_CALLS: dict[str, tuple[Any, ...]] = {
     "logical_or": (A23 > 2, A23 > 4),
     "logical_not": (A23 > 2,),
     "where": (A23 > 2, A23, -A23),
+    **{name: (U23, U23 + 3) for name in ("bitwise_and", "bitwise_or", "bitwise_xor")},
+    "bitwise_not": (U23,),
+    **{name: (U23, U23 + 30) for name in ("shift_left", "shift_right_logical", "shift_right_arithmetic")},
+    "bitcast_convert_type": (A23, np.uint32),
     "gather": (A23, np.array([2, 0], np.int32), 1, 0),
     **{name: (A23, np.array([2, 0], np.int32), A23[:, :2], 1, 0) for name in ("scatter", "scatter_add")},
 }
