@@ -15,6 +15,7 @@ from shax import (
     optimizers,
     passes,
     primitives,
+    random,
     stages,
     testing,  # no hypothesis needed
 )
@@ -58,7 +59,7 @@ __all__ = [
     "Binding", "DType", "extend", "Definition", "Explanation", "LinearizedDefinition", "ShaxError", "ShaxTypeError",
     "ShaxValueError", "TensorType", "Tracer", "Var", "bool_", "evaluate", "explain", "f32", "f64", "i32",
     "i64", "u8", "u32", "grad", "jit", "jvp", "linearize", "nn", "numpy", "optimizers", "passes", "primitives",
-    "stages",
+    "random", "stages",
     "trace", "value_and_grad", "vjp", "vmap", "xpr", "CallSiteInfo", "call", "call_with_info", "subgraph",
     "GradGraphInfo", "autodiff", "Diff", "diff", "custom_jvp", "custom_vjp",
     "hessian", "jacfwd", "jacrev", "stop_gradient",
