@@ -15,6 +15,7 @@ from shax import (
     optimizers,
     passes,
     primitives,
+    random,
     stages,
     testing,  # no hypothesis needed
 )
@@ -52,12 +53,13 @@ from shax.transforms import (
 )
 from shax.transforms.cond import cond, switch
 from shax.transforms.loops import fori_loop, scan, while_loop
-from shax.types import DType, TensorType, bool_, f32, f64, i32, i64, u8
+from shax.types import DType, TensorType, bool_, f32, f64, i32, i64, u8, u32
 
 __all__ = [
     "Binding", "DType", "extend", "Definition", "Explanation", "LinearizedDefinition", "ShaxError", "ShaxTypeError",
     "ShaxValueError", "TensorType", "Tracer", "Var", "bool_", "evaluate", "explain", "f32", "f64", "i32",
-    "i64", "u8", "grad", "jit", "jvp", "linearize", "nn", "numpy", "optimizers", "passes", "primitives", "stages",
+    "i64", "u8", "u32", "grad", "jit", "jvp", "linearize", "nn", "numpy", "optimizers", "passes", "primitives",
+    "random", "stages",
     "trace", "value_and_grad", "vjp", "vmap", "xpr", "CallSiteInfo", "call", "call_with_info", "subgraph",
     "GradGraphInfo", "autodiff", "Diff", "diff", "custom_jvp", "custom_vjp",
     "hessian", "jacfwd", "jacrev", "stop_gradient",

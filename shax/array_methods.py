@@ -9,10 +9,13 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 import typeclasses as tc
 from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.indexing import IndexUpdates, index
 from shax.location import current_source
+from shax.types import describe
 
 
 def _snp() -> Any:
@@ -138,28 +141,42 @@ class ArrayMethods:
         """JAX's functional updates: `x.at[key].set(v)`, `.add(v)`, `.get()`."""
         return IndexUpdates(self)
 
-    # numpy's bitwise operators, on booleans the logical functions: (x > 0) & (x < 1).
+    # numpy's bitwise operators: of integers the bitwise functions, of booleans the logical
+    # ones ((x > 0) & (x < 1)); numpy's shifts of integers (`>>` fills with the sign bit of
+    # signed integers, with zeros of unsigned ones).
 
     def __and__(self, other: Any) -> Any:
-        return _logical("&", tc.logical_and, self, other)
+        return _bitwise("&", tc.logical_and, tc.bitwise_and, self, other)
 
     def __rand__(self, other: Any) -> Any:
-        return _logical("&", tc.logical_and, other, self)
+        return _bitwise("&", tc.logical_and, tc.bitwise_and, other, self)
 
     def __or__(self, other: Any) -> Any:
-        return _logical("|", tc.logical_or, self, other)
+        return _bitwise("|", tc.logical_or, tc.bitwise_or, self, other)
 
     def __ror__(self, other: Any) -> Any:
-        return _logical("|", tc.logical_or, other, self)
+        return _bitwise("|", tc.logical_or, tc.bitwise_or, other, self)
 
     def __xor__(self, other: Any) -> Any:
-        return _logical("^", tc.ne, self, other)
+        return _bitwise("^", tc.ne, tc.bitwise_xor, self, other)
 
     def __rxor__(self, other: Any) -> Any:
-        return _logical("^", tc.ne, other, self)
+        return _bitwise("^", tc.ne, tc.bitwise_xor, other, self)
 
     def __invert__(self) -> Any:
-        return _logical("~", tc.logical_not, self)
+        return _bitwise("~", tc.logical_not, tc.bitwise_not, self)
+
+    def __lshift__(self, other: Any) -> Any:
+        return _bitwise("<<", None, tc.shift_left, self, other)
+
+    def __rlshift__(self, other: Any) -> Any:
+        return _bitwise("<<", None, tc.shift_left, other, self)
+
+    def __rshift__(self, other: Any) -> Any:
+        return _bitwise(">>", None, _shift_right, self, other)
+
+    def __rrshift__(self, other: Any) -> Any:
+        return _bitwise(">>", None, _shift_right, other, self)
 
     # numpy's // and % (floats; `shax.numpy.divmod` says how).
 
@@ -189,11 +206,34 @@ def _row_major(op: str, order: str) -> None:
         raise at(ShaxValueError(f"{op}: order={order!r} is not supported (only C order)"), current_source())
 
 
-def _logical(symbol: str, function: Any, *operands: Any) -> Any:
-    """`function` of booleans (tensors or Python bools); on other dtypes an error."""
-    types = [getattr(operand, "type", None) for operand in operands]
-    if not all(isinstance(o, bool) or (t is not None and t.dtype.name == "bool") for o, t in zip(operands, types)):
-        got = " and ".join(str(t) if t is not None else type(o).__name__ for o, t in zip(operands, types))
-        message = f"{symbol}: shax has it for booleans only (the logical function; no bitwise integers), got {got}"
+def _bitwise(symbol: str, logical: Any, bitwise: Any, *operands: Any) -> Any:
+    """numpy's operator `symbol`: `logical` of booleans (None: not of booleans), `bitwise` of
+    integers; of floats an error naming it (numpy's `TypeError`)."""
+    dtypes = [_operand_dtype(o) for o in operands]
+    if logical is not None and all(d == "b" for d in dtypes):
+        return logical(*operands)
+    if any(d not in "iu" for d in dtypes if d != "b") or all(d == "b" for d in dtypes):
+        got = " and ".join(describe(o) for o in operands)
+        takes = "integers and booleans" if logical is not None else "integers"
+        message = f"{symbol}: shax has it for {takes} only (numpy's bitwise operator), got {got}"
         raise at(ShaxTypeError(message), current_source())
-    return function(*operands)
+    return bitwise(*operands)
+
+
+def _operand_dtype(operand: Any) -> str:
+    """numpy's kind of an operand's dtype: "b", "i", "u", "f", ... ("?" for what has none)."""
+    if isinstance(operand, bool):
+        return "b"
+    if isinstance(operand, int):
+        return "i"
+    dtype = getattr(operand, "dtype", None)
+    try:
+        return str(np.dtype(dtype).kind) if dtype is not None else "?"
+    except TypeError:
+        return "?"
+
+
+def _shift_right(x: Any, y: Any) -> Any:
+    """numpy's `>>`: arithmetic of signed integers, logical of unsigned ones (x's dtype decides)."""
+    signed = _operand_dtype(x) == "i" and not (isinstance(x, int) and _operand_dtype(y) == "u")
+    return tc.shift_right_arithmetic(x, y) if signed else tc.shift_right_logical(x, y)

@@ -35,6 +35,14 @@ def _concrete(x: Any, what: str, instead: str = _OUTSIDE) -> NoReturn:
     refuse(x, what, f"has no concrete value inside jit, grad or vmap, which trace types, not numbers: {instead}")
 
 
+def _width(dtype: Any) -> int:
+    """The item size of a numpy dtype, 0 for what is none."""
+    try:
+        return int(np.dtype(dtype).itemsize)
+    except TypeError:
+        return 0
+
+
 def _snp() -> Any:
     # Imported on use: shax.numpy's modules import the tracer, which mixes these in.
     import shax.numpy
@@ -91,12 +99,17 @@ class ArrayProtocols:
         return self
 
     def view(self, dtype: Any = None, type: Any = None) -> Any:  # noqa: A002 - numpy's name
-        """x itself, for its own dtype: shax has no bitcast to reinterpret its bits as another."""
+        """x itself for its own dtype; x's bits read as another dtype of its width
+        (`bitcast_convert_type`: f32 as u32 or i32)."""
         this: Any = self
         if type is None and (dtype is None or this.type.dtype == dtype):
             return self
+        if type is None:
+            width = _width(dtype)
+            if width == np.dtype(this.type.dtype.numpy).itemsize and width != 1:
+                return tc.bitcast_convert_type(this, np.dtype(dtype))
         asked = dtype if type is None else type
-        refuse(self, "view", f"cannot be viewed as {asked!r} (shax has no bitcast); use x.astype to convert the values")
+        refuse(self, "view", f"cannot be viewed as {asked!r} (not one width); use x.astype to convert the values")
 
     def round(self, decimals: int = 0, out: None = None) -> Any:
         return _snp().round(self, decimals, out)
@@ -114,20 +127,6 @@ class ArrayProtocols:
 
     def fill(self, value: Any) -> None:
         refuse(self, "fill", "is immutable: use snp.full_like(x, value), a new array")
-
-    # numpy's shifts of integers: shax has no shift primitive.
-
-    def __lshift__(self, other: Any) -> Any:
-        refuse(self, "<<", "cannot be shifted: shax has no shift; multiply by a power of two instead")
-
-    def __rlshift__(self, other: Any) -> Any:
-        refuse(self, "<<", "cannot be shifted by: shax has no shift; multiply by a power of two instead")
-
-    def __rshift__(self, other: Any) -> Any:
-        refuse(self, ">>", "cannot be shifted: shax has no shift; floor-divide by a power of two instead")
-
-    def __rrshift__(self, other: Any) -> Any:
-        refuse(self, ">>", "cannot be shifted by: shax has no shift; floor-divide by a power of two instead")
 
 
 # numpy's methods with no meaning on an immutable value known only by its type: each

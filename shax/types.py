@@ -63,9 +63,10 @@ f64 = DType("f64", np.float64, True)
 i32 = DType("i32", np.int32, False)
 i64 = DType("i64", np.int64, False)
 u8 = DType("u8", np.uint8, False)
+u32 = DType("u32", np.uint32, False)
 bool_ = DType("bool", np.bool_, False)
-DTYPES: tuple[DType, ...] = (f32, f64, i32, i64, u8, bool_)
-INTEGERS: tuple[DType, ...] = (i32, i64, u8)
+DTYPES: tuple[DType, ...] = (f32, f64, i32, i64, u8, u32, bool_)
+INTEGERS: tuple[DType, ...] = (i32, i64, u8, u32)
 _BY_NAME = {d.name: d for d in DTYPES}
 _BY_NUMPY = {np.dtype(d.numpy): d for d in DTYPES}
 

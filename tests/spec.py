@@ -36,7 +36,7 @@ from shax import primitives as P
 from shax.ir import Definition
 from shax.rules.evaluate import eval_rules
 from shax.tracer import apply as apply_primitive
-from shax.types import DTYPES, INTEGERS, DType, TensorType, bool_, f32, f64, i32, u8
+from shax.types import DTYPES, INTEGERS, DType, TensorType, bool_, f32, f64, i32, i64, u8, u32
 from typeclasses import (
     abs,
     add,
@@ -49,6 +49,11 @@ from typeclasses import (
     argmax,
     argmin,
     argsort,
+    bitcast_convert_type,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
     broadcast,
     ceil,
     concatenate,
@@ -94,6 +99,9 @@ from typeclasses import (
     scatter,
     scatter_add,
     select,
+    shift_left,
+    shift_right_arithmetic,
+    shift_right_logical,
     signum,
     sin,
     sinh,
@@ -131,7 +139,7 @@ class Domain:
             values = rng.integers(math.ceil(self.low), math.floor(self.high), shape, endpoint=True).astype(float)
         if self.signed:
             values = values * rng.choice([-1.0, 1.0], shape)
-        if dtype == u8:  # unsigned: |value| (numpy's cast of a negative float to u8 is undefined)
+        if dtype in (u8, u32):  # unsigned: |value| (numpy's cast of a negative float to u8 is undefined)
             values = np.abs(values)
         return np.asarray(values, dtype.numpy)
 
@@ -149,6 +157,15 @@ INSIDE_ONE = Domain("inside_one", -0.8, 0.8)  # arcsin's, arccos's and arctanh's
 INDEX = Domain("index", -4.0, 4.0)
 # Away from whole numbers and halves, where floor, ceil and round jump
 OFF_STEPS = Domain("off_steps", 0.1, 0.4, signed=True)
+# Shift amounts: within a u8's width and beyond an i32's (every bit shifted out)
+SHIFTS = Domain("shifts", 0.0, 40.0)
+# bitcast_convert_type's target: another dtype of the operand's width
+_SAME_WIDTH = {np.dtype(a): b for a, b in [(np.float32, np.uint32), (np.uint32, np.int32), (np.int32, np.float32)]}
+_SAME_WIDTH.update({np.dtype(np.float64): np.int64, np.dtype(np.int64): np.float64})
+
+
+def _bitcast(x: Any) -> Any:
+    return bitcast_convert_type(x, _SAME_WIDTH.get(np.dtype(x.dtype), np.float32))  # u8, bool: refused
 
 
 @attrs.frozen
@@ -390,6 +407,20 @@ ROWS: list[Spec] = [
     binary(P.Quot, quot, (REAL, NONZERO), INTEGERS),
     binary(P.LogicalAnd, logical_and, (REAL, REAL), (bool_,)),
     binary(P.LogicalOr, logical_or, (REAL, REAL), (bool_,)),
+    # Bits: of integers (and booleans), no derivative.
+    binary(P.BitwiseAnd, bitwise_and, (WIDE, WIDE), (*INTEGERS, bool_)),
+    binary(P.BitwiseOr, bitwise_or, (WIDE, WIDE), (*INTEGERS, bool_)),
+    binary(P.BitwiseXor, bitwise_xor, (WIDE, WIDE), (*INTEGERS, bool_)),
+    unary(P.BitwiseNot, bitwise_not, WIDE, (*INTEGERS, bool_)),
+    binary(P.ShiftLeft, shift_left, (WIDE, SHIFTS), INTEGERS),
+    binary(P.ShiftRightLogical, shift_right_logical, (WIDE, SHIFTS), INTEGERS),
+    binary(P.ShiftRightArithmetic, shift_right_arithmetic, (WIDE, SHIFTS), INTEGERS),
+    Spec(
+        P.BitcastConvertType,
+        (Case("matrix", _bitcast, ((2, 3),)), Case("scalar", _bitcast, ((),))),
+        (REAL,),
+        (f32, f64, i32, i64, u32),
+    ),
     Spec(
         P.Select,
         (Case("matrix", select, ((2, 3), (2, 3), (2, 3))), Case("scalar", select, ((), (), ()))),

@@ -97,7 +97,7 @@ REFUSED: list[tuple[str, Any, str]] = [
     ("array", lambda x: np.asarray(x), r"numpy array: a traced f32\[3\] has no concrete value"),
     ("setitem", lambda x: x.__setitem__(0, 1.0), r"x\[key\] = value: .*f32\[3\].*x\.at\[key\]\.set\(value\)"),
     ("fill", lambda x: x.fill(1.0), r"fill: .*f32\[3\].*full_like"),
-    ("view", lambda x: x.view(np.int32), r"view: .*f32\[3\].*int32.*astype"),
+    ("view", lambda x: x.view(np.int64), r"view: .*f32\[3\].*int64.*astype"),
     ("lshift", lambda x: x << 1, r"<<: .*f32\[3\]"),
     ("rlshift", lambda x: 1 << x, r"<<: .*f32\[3\]"),
     ("rshift", lambda x: x >> 1, r">>: .*f32\[3\]"),

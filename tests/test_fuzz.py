@@ -66,6 +66,7 @@ from hypothesis import strategies as st
 import shax
 import shax.nn
 import shax.numpy
+import shax.random
 import shax.testing.strategies
 import typeclasses
 from shax import f32, optimizers, passes, stages
@@ -244,7 +245,7 @@ SHAX: dict[str, Call] = {
     "LinearizedDefinition": Call(hand_built_linearized, (LIN.primal, LIN.linear, LIN.num_residuals)),
     **{
         name: Call(dtype_indexed(getattr(shax, name)), ((2, 3),))
-        for name in ("f32", "f64", "i32", "i64", "u8", "bool_")
+        for name in ("f32", "f64", "i32", "i64", "u8", "u32", "bool_")
     },
     "call": Call(shax.call, (PAIR, X, Y), variadic=True, variants=(inside_trace(shax.call),)),
     "call (inputs_dict)": Call(
@@ -411,8 +412,58 @@ NOT_CALLED = {
     "Stats": "made by stats",
     "PipelineStats": "made by Explanation.stats",
 }
+# shax.random: a key, and each function's good call, on numpy values and with the key traced.
+KEY = shax.random.PRNGKey(0)
+RANDOM_CALLS: dict[str, tuple[Any, ...]] = {
+    "PRNGKey": (3,),
+    "key": (3,),
+    "split": (KEY, 3),
+    "fold_in": (KEY, 5),
+    "bits": (KEY, (2, 3)),
+    "uniform": (KEY, (2, 3), np.float32, -1.0, 2.0),
+    "normal": (KEY, (2, 3)),
+    "randint": (KEY, (4,), 0, 10),
+    "bernoulli": (KEY, 0.3, (4,)),
+    "categorical": (KEY, np.log(np.arange(1.0, 7.0, dtype=np.float32)).reshape(2, 3)),
+    "permutation": (KEY, np.arange(6.0, dtype=np.float32).reshape(2, 3), 1),
+    "choice": (KEY, 5, (3,)),
+    "truncated_normal": (KEY, -1.0, 1.0, (3,)),
+    "gumbel": (KEY, (3,)),
+}
+RANDOM: dict[str, Call] = {
+    name: Call(getattr(shax.random, name), args, variants=(inside_trace(getattr(shax.random, name), first=0),))
+    for name, args in RANDOM_CALLS.items()
+}
+
+
+def initialized(make: Callable[..., Any]) -> Callable[..., Any]:
+    """An initializer's constructor called with its defaults, then the initializer."""
+    return lambda key, shape, dtype=None: make()(key, shape, dtype)
+
+
+INITIALIZERS: dict[str, Call] = {
+    name: Call(
+        getattr(shax.nn.initializers, name)
+        if name in ("zeros", "ones")
+        else initialized(getattr(shax.nn.initializers, name)),
+        (KEY, (3, 4)),
+    )
+    for name in shax.nn.initializers.__all__
+    if name not in ("variance_scaling", "constant")
+}
+INITIALIZERS["variance_scaling"] = Call(
+    lambda scale, mode, distribution, key, shape: shax.nn.initializers.variance_scaling(scale, mode, distribution)(
+        key, shape
+    ),
+    (2.0, "fan_in", "normal", KEY, (3, 4)),
+)
+INITIALIZERS["constant"] = Call(
+    lambda value, key, shape: shax.nn.initializers.constant(value)(key, shape), (0.5, KEY, (2,))
+)
 NAMESPACES = {
     "stages": (stages, STAGES),
+    "random": (shax.random, RANDOM),
+    "nn.initializers": (shax.nn.initializers, INITIALIZERS),
     "passes": (passes, PASSES),
     "optimizers": (optimizers, OPTIMIZERS),
     "numpy": (shax.numpy, NUMPY),
@@ -426,6 +477,7 @@ NAMESPACES = {
 # Typeclass functions: operands are f32 arrays (or, traced, tracers of their types); the
 # calls of the functions with static parameters, or particular operands, are spelled out.
 A23 = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+U23 = A23.astype(np.uint32)
 TYPECLASS_CALLS: dict[str, tuple[Any, ...]] = {
     "reshape": (A23, (3, 2)),
     "broadcast": (X, [1], [2, 3]),
@@ -448,6 +500,10 @@ TYPECLASS_CALLS: dict[str, tuple[Any, ...]] = {
     "logical_or": (A23 > 2, A23 > 4),
     "logical_not": (A23 > 2,),
     "where": (A23 > 2, A23, -A23),
+    **{name: (U23, U23 + 3) for name in ("bitwise_and", "bitwise_or", "bitwise_xor")},
+    "bitwise_not": (U23,),
+    **{name: (U23, U23 + 30) for name in ("shift_left", "shift_right_logical", "shift_right_arithmetic")},
+    "bitcast_convert_type": (A23, np.uint32),
     "gather": (A23, np.array([2, 0], np.int32), 1, 0),
     **{name: (A23, np.array([2, 0], np.int32), A23[:, :2], 1, 0) for name in ("scatter", "scatter_add")},
 }
@@ -504,6 +560,8 @@ ENTRY_POINTS: dict[str, Call] = {
     **{f"numpy.{k}": c for k, c in NUMPY.items()},
     **{f"numpy.linalg.{k}": c for k, c in LINALG.items()},
     **{f"nn.{k}": c for k, c in NN.items()},
+    **{f"random.{k}": c for k, c in RANDOM.items()},
+    **{f"nn.initializers.{k}": c for k, c in INITIALIZERS.items()},
     **{f"Tracer.{k}": c for k, c in METHODS.items()},
     **{f"testing.{k}": c for k, c in TESTING.items()},
     **{f"testing.strategies.{k}": c for k, c in STRATEGIES.items()},

@@ -7,7 +7,8 @@ Floating: add sub mul div neg abs signum pow sin cos tan exp log sqrt tanh
 Ord:      min max lt le gt ge (default methods: maximum minimum clip)
 HNP:      reshape broadcast transpose rev slice pad concatenate convert_element_type reduce_sum select dot_general eq ne
           reduce_max reduce_min reduce_prod argmax argmin argsort logical_and logical_or logical_not
-          gather scatter_add scatter stop_gradient
+          bitwise_and bitwise_or bitwise_xor bitwise_not shift_left shift_right_logical
+          shift_right_arithmetic bitcast_convert_type gather scatter_add scatter stop_gradient
           (default methods: dot, matmul, mean, var, where), and `shape` to ask a value for
           its shape.
 Static parameters (shapes, axes, dimension numbers) come after the operands.
@@ -38,6 +39,9 @@ __all__ = [
     "arccos", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "rem", "quot", "clip", "erf", "floor",
     "logaddexp", "logical_and", "logical_not", "logical_or", "maximum", "minimum", "reciprocal", "round", "rsqrt",
     "sign", "square", "where",
+    # bits
+    "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "shift_left",
+    "shift_right_arithmetic", "shift_right_logical",
     # indexing
     "gather", "scatter", "scatter_add",
     # differentiation
@@ -489,6 +493,56 @@ def logical_or(x: H, y: H) -> H:
 @typeclass_function(HNP)
 def logical_not(x: H) -> H:
     return pick("logical_not", x).logical_not(x)
+
+
+# Bits, of integers (and of booleans for and, or, xor, not): numpy's ufuncs, and XLA's shifts,
+# whose amounts are read as unsigned, so one beyond the width (or negative) shifts every bit
+# out (numpy's too). `shift_right_logical` fills with zeros, `shift_right_arithmetic` with
+# the sign bit (of the bits read as signed, for unsigned dtypes too).
+
+
+@typeclass_function(HNP)
+def bitwise_and(x: H, y: H) -> H:
+    return pick("bitwise_and", x, y).bitwise_and(x, y)
+
+
+@typeclass_function(HNP)
+def bitwise_or(x: H, y: H) -> H:
+    return pick("bitwise_or", x, y).bitwise_or(x, y)
+
+
+@typeclass_function(HNP)
+def bitwise_xor(x: H, y: H) -> H:
+    return pick("bitwise_xor", x, y).bitwise_xor(x, y)
+
+
+@typeclass_function(HNP)
+def bitwise_not(x: H) -> H:
+    return pick("bitwise_not", x).bitwise_not(x)
+
+
+@typeclass_function(HNP)
+def shift_left(x: H, y: H) -> H:
+    """x's bits moved y places up, zeros shifted in (numpy's `<<`)."""
+    return pick("shift_left", x, y).shift_left(x, y)
+
+
+@typeclass_function(HNP)
+def shift_right_logical(x: H, y: H) -> H:
+    """x's bits moved y places down, zeros shifted in (numpy's `>>` of unsigned integers)."""
+    return pick("shift_right_logical", x, y).shift_right_logical(x, y)
+
+
+@typeclass_function(HNP)
+def shift_right_arithmetic(x: H, y: H) -> H:
+    """x's bits moved y places down, copies of the sign bit shifted in (numpy's `>>` of signed integers)."""
+    return pick("shift_right_arithmetic", x, y).shift_right_arithmetic(x, y)
+
+
+@typeclass_function(HNP)
+def bitcast_convert_type(x: H, dtype: Any) -> H:
+    """x's bits read as the numpy `dtype` of the same width (numpy's `view`, XLA's bitcast)."""
+    return pick("bitcast_convert_type", x).bitcast_convert_type(x, dtype)
 
 
 @typeclass_function(HNP)

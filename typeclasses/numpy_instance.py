@@ -48,6 +48,17 @@ def erf(x: Any) -> Any:
     return np.asarray(_erf_objects(x), dtype=dtype)[()]
 
 
+def shift(ufunc: Any, kind: str, x: Any, y: Any) -> Any:
+    """numpy's shift `ufunc` of x's bits read as `kind` ("u" unsigned, "i" signed) integers of
+    x's width, by y read as unsigned (XLA's: beyond the width, every bit is shifted out), in
+    x's dtype. Compiled code calls this same function."""
+    x = np.asarray(x)
+    y = np.asarray(y, x.dtype) if isinstance(y, int) else np.asarray(y)
+    bits = np.dtype(f"{kind}{x.dtype.itemsize}")
+    amount = np.minimum(y.view(f"u{y.dtype.itemsize}"), 8 * x.dtype.itemsize)  # numpy's limit is the width too
+    return ufunc(x.view(bits), amount.astype(bits)).view(x.dtype)[()]
+
+
 def quot(x: Any, y: Any) -> Any:
     """trunc(x / y) of integers, 0 where y is 0 (with numpy's warning). numpy has no truncating
     integer division: its floor, one more where a nonzero remainder's sign is not the quotient's
@@ -258,6 +269,30 @@ class NumpyInstance(Instance):
 
     def logical_not(self, x: Any) -> Any:
         return np.logical_not(x)
+
+    def bitwise_and(self, x: Any, y: Any) -> Any:
+        return np.bitwise_and(x, y)
+
+    def bitwise_or(self, x: Any, y: Any) -> Any:
+        return np.bitwise_or(x, y)
+
+    def bitwise_xor(self, x: Any, y: Any) -> Any:
+        return np.bitwise_xor(x, y)
+
+    def bitwise_not(self, x: Any) -> Any:
+        return np.invert(x)
+
+    def shift_left(self, x: Any, y: Any) -> Any:
+        return shift(np.left_shift, "u", x, y)
+
+    def shift_right_logical(self, x: Any, y: Any) -> Any:
+        return shift(np.right_shift, "u", x, y)
+
+    def shift_right_arithmetic(self, x: Any, y: Any) -> Any:
+        return shift(np.right_shift, "i", x, y)
+
+    def bitcast_convert_type(self, x: Any, dtype: Any) -> Any:
+        return np.asarray(x).view(dtype)
 
     def stop_gradient(self, x: Any) -> Any:
         return x

@@ -96,6 +96,22 @@ for _cls, _function in ELEMENTWISE.items():
     export_rule(_cls)(_elementwise(_function))
 
 
+# The bits: lax's and, or, xor, not (of booleans too) and shifts, whose amounts XLA reads as
+# unsigned (beyond the width every bit is shifted out, numpy's `shift` as shax runs it).
+BITWISE: dict[type[P.Primitive], Callable[..., Any]] = {
+    P.BitwiseAnd: lax.bitwise_and, P.BitwiseOr: lax.bitwise_or, P.BitwiseXor: lax.bitwise_xor,
+    P.BitwiseNot: lax.bitwise_not, P.ShiftLeft: lax.shift_left, P.ShiftRightLogical: lax.shift_right_logical,
+    P.ShiftRightArithmetic: lax.shift_right_arithmetic,
+}  # fmt: skip
+for _cls, _function in BITWISE.items():
+    export_rule(_cls)(_elementwise(_function))
+
+
+@export_rule(P.BitcastConvertType)
+def _bitcast(prim: P.BitcastConvertType, operands: Sequence[Any], out: TensorType) -> Any:
+    return lax.bitcast_convert_type(operands[0], np.dtype(prim.dtype.numpy))
+
+
 @export_rule(P.Constant)
 def _constant(prim: P.Constant, operands: Sequence[Any], out: TensorType) -> Any:
     return jnp.asarray(prim.value, prim.value.dtype)

@@ -4,6 +4,7 @@ declare one of your own."""
 
 from shax.primitive import Arg, Linearity, Primitive, all_primitives
 from shax.primitives import (  # families
+    bitwise,
     call,
     concatenate,
     constant,
@@ -22,6 +23,7 @@ from shax.primitives import (  # families
     stop_gradient,
 )
 from shax.primitives import cond as cond_family  # control flow
+from shax.primitives.bitwise import *  # noqa: F403
 from shax.primitives.call import *  # noqa: F403
 from shax.primitives.concatenate import *  # noqa: F403
 from shax.primitives.cond import *  # noqa: F403
@@ -51,3 +53,4 @@ __all__ += stop_gradient.__all__
 __all__ += loops.__all__
 __all__ += cond_family.__all__
 __all__ += linalg.__all__
+__all__ += bitwise.__all__
