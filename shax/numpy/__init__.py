@@ -11,9 +11,15 @@ from collections.abc import Callable
 from typing import Any
 
 from shax.array_subclasses import refuse_array_subclass
-from shax.numpy import _arrays, _cumulative, _einsum, _elementwise, _indexing, _logic, _matrices, _ndarray, _reductions, _shaping
+from shax.numpy import _arrays, _cumulative, _dtypes, _einsum, _elementwise, _indexing, _logic, _matrices, _ndarray, _reductions, _shaping
 from shax.numpy._arrays import *  # noqa: F403
 from shax.numpy._cumulative import *  # noqa: F403
+from shax.numpy._dtypes import *  # noqa: F403
+from shax.numpy._dtypes import (  # noqa: F401 - numpy's names
+    CONSTANTS, DTYPE_NAMES, bool_, dtype, e, euler_gamma, float16, float32, float64, floating, generic, inexact, inf,
+    int8, int16, int32, int64, integer, nan, newaxis, number, pi, signedinteger, uint8, uint16, uint32, uint64,
+    unsignedinteger,
+)  # fmt: skip
 from shax.numpy._einsum import *  # noqa: F403
 from shax.numpy._elementwise import *  # noqa: F403
 from shax.numpy._indexing import *  # noqa: F403
@@ -23,8 +29,8 @@ from shax.numpy._ndarray import *  # noqa: F403
 from shax.numpy._reductions import *  # noqa: F403
 from shax.numpy._shaping import *  # noqa: F403
 
-_FUNCTIONS = [*_arrays.__all__, *_cumulative.__all__, *_einsum.__all__, *_elementwise.__all__, *_indexing.__all__, *_logic.__all__, *_matrices.__all__, *_reductions.__all__, *_shaping.__all__]
-__all__ = [*_FUNCTIONS, *_ndarray.__all__]
+_FUNCTIONS = [*_arrays.__all__, *_cumulative.__all__, *_dtypes.__all__, *_einsum.__all__, *_elementwise.__all__, *_indexing.__all__, *_logic.__all__, *_matrices.__all__, *_reductions.__all__, *_shaping.__all__]
+__all__ = [*_FUNCTIONS, *_ndarray.__all__, *DTYPE_NAMES, *CONSTANTS]
 
 
 def _refusing_subclasses(function: Callable[..., Any]) -> Callable[..., Any]:
