@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from shax.array_subclasses import refuse_array_subclass
-from shax.numpy import _arrays, _cumulative, _dtypes, _einsum, _elementwise, _indexing, _logic, _matrices, _ndarray, _reductions, _shaping, _static_size
+from shax.numpy import _arrays, _cumulative, _dtypes, _einsum, _elementwise, _indexing, _logic, _matrices, _ndarray, _reductions, _shaping, _static_size, _statistics
 from shax.numpy._arrays import *  # noqa: F403
 from shax.numpy._cumulative import *  # noqa: F403
 from shax.numpy._dtypes import *  # noqa: F403
@@ -29,8 +29,9 @@ from shax.numpy._ndarray import *  # noqa: F403
 from shax.numpy._reductions import *  # noqa: F403
 from shax.numpy._shaping import *  # noqa: F403
 from shax.numpy._static_size import *  # noqa: F403
+from shax.numpy._statistics import *  # noqa: F403
 
-_FUNCTIONS = [*_arrays.__all__, *_cumulative.__all__, *_dtypes.__all__, *_einsum.__all__, *_elementwise.__all__, *_indexing.__all__, *_logic.__all__, *_matrices.__all__, *_reductions.__all__, *_shaping.__all__, *_static_size.__all__]
+_FUNCTIONS = [*_arrays.__all__, *_cumulative.__all__, *_dtypes.__all__, *_einsum.__all__, *_elementwise.__all__, *_indexing.__all__, *_logic.__all__, *_matrices.__all__, *_reductions.__all__, *_shaping.__all__, *_static_size.__all__, *_statistics.__all__]
 __all__ = [*_FUNCTIONS, *_ndarray.__all__, *DTYPE_NAMES, *CONSTANTS]
 
 
