@@ -199,9 +199,16 @@ def _is_integer(a: Any) -> bool:
     return np.dtype(getattr(a, "dtype", None) or np.asarray(a).dtype).kind in "iub"
 
 
-def clip(a: Any, a_min: Any, a_max: Any, out: None = None, **options: Any) -> Any:
-    """numpy's `clip`: min(max(a, a_min), a_max); either bound may be None (not both)."""
+def clip(
+    a: Any, a_min: Any = None, a_max: Any = None, out: None = None, *, min: Any = None, max: Any = None, **options: Any
+) -> Any:
+    """numpy's `clip`: min(max(a, a_min), a_max); either bound may be None (not both);
+    `min` and `max` are numpy 2's names for them (not both names for one bound)."""
     ufunc_options("clip", {"out": out, **options})
+    for old, new, name in ((a_min, min, "min"), (a_max, max, "max")):
+        if old is not None and new is not None:
+            raise at(ShaxValueError(f"clip: a_{name} and {name} given together"), current_source())
+    a_min, a_max = (min if a_min is None else a_min), (max if a_max is None else a_max)
     a = as_array(a)
     if a_min is None and a_max is None:
         raise at(ShaxValueError("clip: a_min and a_max are both None: give at least one"), current_source())

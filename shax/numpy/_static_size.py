@@ -113,6 +113,13 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
     """numpy's `where`: x where condition holds, else y, the three broadcast. With the
     condition alone, `nonzero(condition, size=, fill_value=)`."""
     if x is None and y is None:
+        condition = as_array(condition, "where")
+        if size is None and isinstance(condition, Tracer):
+            message = (
+                f"one-argument where of a traced {condition.type} has a data-dependent shape: "
+                "give a static size= (JAX's, as nonzero(..., size=))"
+            )
+            raise _fail("where", message, ShaxTypeError)
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise _fail("where", "give both x and y, or neither")

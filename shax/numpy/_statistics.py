@@ -80,12 +80,10 @@ def _quantile(
         result = low
     elif method == "higher":
         result = high
-    elif method == "midpoint":
-        result = tc.mul(tc.add(low, high), 0.5)
     elif method == "nearest":
         result = tc.where(_rounds_down(position, below), low, high)
     else:
-        t = tc.sub(position, below)
+        t = tc.sub(position, below) if method == "linear" else np.asarray(0.5, dtype)
         t = t if isinstance(t, Tracer) else np.asarray(t, dtype)
         step = tc.sub(high, low)
         result = tc.where(tc.ge(t, 0.5), tc.sub(high, tc.mul(step, tc.sub(1.0, t))), tc.add(low, tc.mul(step, t)))
