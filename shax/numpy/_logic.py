@@ -165,6 +165,9 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None
     x = as_array(x, "nan_to_num")
     if not isinstance(x, Tracer):
         return _numpy("nan_to_num", np.nan_to_num, x, copy, nan, posinf, neginf)
+    for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        if value is not None and (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number))):
+            raise _fail("nan_to_num", f"{name} must be a number, got {value!r}", ShaxTypeError)
     if not _is_float(x):
         return x
     info = np.finfo(x.dtype.numpy)

@@ -34,7 +34,10 @@ def _traced(*values: Any) -> bool:
 
 def _call(op: str, function: Any, *args: Any, **kwargs: Any) -> Any:
     """numpy's `function` on numpy values; what it refuses is a ShaxError naming `op`."""
-    return _numpy(op, lambda: function(*args, **kwargs))
+    try:
+        return _numpy(op, lambda: function(*args, **kwargs))
+    except AttributeError as error:  # numpy's methods of what is no array (vdot's conjugate)
+        raise _fail(op, f"numpy: {error}", ShaxTypeError) from None
 
 
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:

@@ -101,6 +101,8 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     axes = [normalize_axis("roll", k, rank) for k in (axis if isinstance(axis, (tuple, list)) else [axis])]
     if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
         raise _fail("roll", f"shift {shift!r} and axis {axis!r} do not broadcast together")
+    if not shifts or not axes:
+        raise _fail("roll", f"needs a shift and an axis, got shift {shift!r} and axis {axis!r}")
     count = max(len(shifts), len(axes))
     shifts, axes = shifts * (count // len(shifts)), axes * (count // len(axes))
     for s, k in zip(shifts, axes):
@@ -236,4 +238,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> A
         raise _fail("astype", f"device={device!r} is not supported (shax has one device)")
     if isinstance(x, Tracer):
         return tc.convert_element_type(x, numpy_dtype)
-    return np.asarray(x).astype(numpy_dtype, copy=copy)
+    try:
+        return np.asarray(x).astype(numpy_dtype, copy=copy)
+    except (TypeError, ValueError) as error:
+        raise _fail("astype", f"numpy: {error}", ShaxTypeError) from None

@@ -215,6 +215,8 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *, meth
         raise _fail("searchsorted", f"a must be a vector, got shape {tuple(tc.shape(a))}")
     if sorter is not None:
         a = take(a, sorter)
+    if isinstance(v, (int, float)) and not isinstance(v, bool):  # weakly, in a's dtype
+        v = np.asarray(v, np.dtype(a.dtype.numpy) if isinstance(a, Tracer) else np.asarray(a).dtype)
     column = tc.reshape(v, [*tc.shape(v), 1])
     below = _before(a, column) if side == "left" else tc.logical_not(_before(column, a))
     return tc.reduce_sum(tc.convert_element_type(below, np.int32), [len(tc.shape(v))])

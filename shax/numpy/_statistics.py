@@ -72,7 +72,10 @@ def _quantile(
     if isinstance(q, Tracer):
         position = tc.mul(tc.div(q, scale), float(n - 1))
     else:  # numpy's positions, in f64
-        position = np.asarray(q, np.float64) / scale * (n - 1)
+        try:
+            position = np.asarray(q, np.float64) / scale * (n - 1)
+        except (TypeError, ValueError) as error:
+            raise _fail(op, f"q must be numbers, got {q!r}: {error}", ShaxTypeError) from None
     below, above = tc.floor(position), tc.ceil(position)
     low = take(flat, tc.convert_element_type(below, np.int32), -1)
     high = take(flat, tc.convert_element_type(above, np.int32), -1)
