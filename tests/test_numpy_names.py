@@ -28,8 +28,11 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[..., Any], tuple[Any, ...]]]
     "cumsum": (lambda x: snp.cumsum(x, axis=1), lambda x: np.cumsum(x, axis=1), (X,)),
     "cumsum_flat": (snp.cumsum, np.cumsum, (X,)),
     "cumprod": (lambda x: snp.cumprod(x, axis=0), lambda x: np.cumprod(x, axis=0), (X,)),
-    "diff": (lambda x: snp.diff(x, 2, axis=1, append=np.float32(1)), lambda x: np.diff(x, 2, axis=1, append=np.float32(1)),
-             (X,)),  # fmt: skip
+    "diff": (
+        lambda x: snp.diff(x, 2, axis=1, append=np.float32(1)),
+        lambda x: np.diff(x, 2, axis=1, append=np.float32(1)),
+        (X,),
+    ),  # fmt: skip
     "diff_plain": (lambda x: snp.diff(x, axis=0), lambda x: np.diff(x, axis=0), (X,)),
     "all": (lambda x: snp.all(x, axis=1), lambda x: np.all(x, axis=1), (X,)),
     "any": (lambda x: snp.any(x > 2, axis=0, keepdims=True), lambda x: np.any(x > 2, axis=0, keepdims=True), (X,)),
@@ -38,8 +41,11 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[..., Any], tuple[Any, ...]]]
     "isinf": (snp.isinf, np.isinf, (SPECIAL,)),
     "isfinite": (snp.isfinite, np.isfinite, (SPECIAL,)),
     "nan_to_num": (lambda x: snp.nan_to_num(x, posinf=9.0), lambda x: np.nan_to_num(x, posinf=9.0), (SPECIAL,)),
-    "isclose": (lambda x, y: snp.isclose(x, y, equal_nan=True), lambda x, y: np.isclose(x, y, equal_nan=True),
-                (SPECIAL, SPECIAL + 1e-6)),  # fmt: skip
+    "isclose": (
+        lambda x, y: snp.isclose(x, y, equal_nan=True),
+        lambda x, y: np.isclose(x, y, equal_nan=True),
+        (SPECIAL, SPECIAL + 1e-6),
+    ),  # fmt: skip
     "diagonal": (lambda x: snp.diagonal(x, 1), lambda x: np.diagonal(x, 1), (X,)),
     "diagonal_below": (lambda x: snp.diagonal(x, -1), lambda x: np.diagonal(x, -1), (X,)),
     "diag": (lambda v: snp.diag(v, -1), lambda v: np.diag(v, -1), (V,)),
@@ -57,18 +63,30 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[..., Any], tuple[Any, ...]]]
     "unstack": (lambda x: snp.unstack(x, axis=1), lambda x: np.unstack(x, axis=1), (X,)),
     "roll": (lambda x: snp.roll(x, (1, -5), (0, 1)), lambda x: np.roll(x, (1, -5), (0, 1)), (X,)),
     "roll_flat": (lambda x: snp.roll(x, 5), lambda x: np.roll(x, 5), (X,)),
-    "pad": (lambda x: snp.pad(x, ((1, 2), (0, 1)), constant_values=((1, 2), (3, 4))),
-            lambda x: np.pad(x, ((1, 2), (0, 1)), constant_values=((1, 2), (3, 4))), (X,)),  # fmt: skip
+    "pad": (
+        lambda x: snp.pad(x, ((1, 2), (0, 1)), constant_values=((1, 2), (3, 4))),
+        lambda x: np.pad(x, ((1, 2), (0, 1)), constant_values=((1, 2), (3, 4))),
+        (X,),
+    ),  # fmt: skip
     "pad_edge": (lambda x: snp.pad(x, 2, "edge"), lambda x: np.pad(x, 2, "edge"), (X,)),
     "pad_wrap": (lambda x: snp.pad(x, ((5, 1), (2, 3)), "wrap"), lambda x: np.pad(x, ((5, 1), (2, 3)), "wrap"), (X,)),
     "astype": (lambda x: snp.astype(x, np.int32), lambda x: x.astype(np.int32), (X,)),
-    "searchsorted": (lambda a, v: snp.searchsorted(a, v, "right"), lambda a, v: np.searchsorted(a, v, "right"),
-                     (np.sort(X[1]), X)),  # fmt: skip
+    "searchsorted": (
+        lambda a, v: snp.searchsorted(a, v, "right"),
+        lambda a, v: np.searchsorted(a, v, "right"),
+        (np.sort(X[1]), X),
+    ),  # fmt: skip
     "quantile": (lambda x: snp.quantile(x, Q, axis=1), lambda x: np.quantile(x, Q, axis=1), (X,)),
-    "percentile": (lambda x: snp.percentile(x, 40.0, method="nearest"), lambda x: np.percentile(x, 40.0, method="nearest"),
-                   (X,)),  # fmt: skip
-    "sum_dtype": (lambda x: snp.sum(x > 0, axis=0, dtype=np.int32), lambda x: np.sum(x > 0, axis=0, dtype=np.int32),
-                  (X,)),  # fmt: skip
+    "percentile": (
+        lambda x: snp.percentile(x, 40.0, method="nearest"),
+        lambda x: np.percentile(x, 40.0, method="nearest"),
+        (X,),
+    ),  # fmt: skip
+    "sum_dtype": (
+        lambda x: snp.sum(x > 0, axis=0, dtype=np.int32),
+        lambda x: np.sum(x > 0, axis=0, dtype=np.int32),
+        (X,),
+    ),  # fmt: skip
     "mean_where": (lambda x: snp.mean(x, axis=1, where=X > 0), lambda x: np.mean(x, axis=1, where=X > 0), (X,)),
     "max_initial": (lambda x: snp.max(x, axis=0, initial=1.0), lambda x: np.max(x, axis=0, initial=1.0), (X,)),
     "clip": (lambda x: snp.clip(x, min=-1.0, max=1.0), lambda x: np.clip(x, min=-1.0, max=1.0), (X,)),
@@ -241,7 +259,15 @@ def test_tracer_methods_are_the_functions() -> None:
         return x.cumsum(0), x.cumprod(1), x.all(), x.any(1), x.diagonal(), x.sort(0), x.sort(0)[:, 0].searchsorted(0.5)
 
     x = X.copy()
-    expected = (x.cumsum(0), x.cumprod(1), x.all(), x.any(1), x.diagonal(), np.sort(x, 0), np.sort(x, 0)[:, 0].searchsorted(0.5))
+    expected = (
+        x.cumsum(0),
+        x.cumprod(1),
+        x.all(),
+        x.any(1),
+        x.diagonal(),
+        np.sort(x, 0),
+        np.sort(x, 0)[:, 0].searchsorted(0.5),
+    )
     for ours, theirs in zip(shax.jit(f)(X), expected, strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=2e-7)
 

@@ -11,15 +11,54 @@ from collections.abc import Callable
 from typing import Any
 
 from shax.array_subclasses import refuse_array_subclass
-from shax.numpy import _arrays, _cumulative, _dtypes, _einsum, _elementwise, _indexing, _logic, _matrices, _ndarray, _reductions, _shaping, _static_size, _statistics
+from shax.numpy import (
+    _arrays,
+    _cumulative,
+    _dtypes,
+    _einsum,
+    _elementwise,
+    _indexing,
+    _logic,
+    _matrices,
+    _ndarray,
+    _reductions,
+    _shaping,
+    _static_size,
+    _statistics,
+)
 from shax.numpy._arrays import *  # noqa: F403
 from shax.numpy._cumulative import *  # noqa: F403
 from shax.numpy._dtypes import *  # noqa: F403
-from shax.numpy._dtypes import (  # noqa: F401 - numpy's names
-    CONSTANTS, DTYPE_NAMES, bool_, dtype, e, euler_gamma, float16, float32, float64, floating, generic, inexact, inf,
-    int8, int16, int32, int64, integer, nan, newaxis, number, pi, signedinteger, uint8, uint16, uint32, uint64,
+from shax.numpy._dtypes import (  # noqa: F401 - numpy's names, in __all__ through the two lists
+    CONSTANTS,
+    DTYPE_NAMES,
+    bool_,
+    dtype,
+    e,
+    euler_gamma,
+    float16,
+    float32,
+    float64,
+    floating,
+    generic,
+    inexact,
+    inf,
+    int8,
+    int16,
+    int32,
+    int64,
+    integer,
+    nan,
+    newaxis,
+    number,
+    pi,
+    signedinteger,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
     unsignedinteger,
-)  # fmt: skip
+)
 from shax.numpy._einsum import *  # noqa: F403
 from shax.numpy._elementwise import *  # noqa: F403
 from shax.numpy._indexing import *  # noqa: F403
@@ -31,7 +70,11 @@ from shax.numpy._shaping import *  # noqa: F403
 from shax.numpy._static_size import *  # noqa: F403
 from shax.numpy._statistics import *  # noqa: F403
 
-_FUNCTIONS = [*_arrays.__all__, *_cumulative.__all__, *_dtypes.__all__, *_einsum.__all__, *_elementwise.__all__, *_indexing.__all__, *_logic.__all__, *_matrices.__all__, *_reductions.__all__, *_shaping.__all__, *_static_size.__all__, *_statistics.__all__]
+_MODULES = (
+    _arrays, _cumulative, _dtypes, _einsum, _elementwise, _indexing, _logic, _matrices, _reductions, _shaping,
+    _static_size, _statistics,
+)  # fmt: skip
+_FUNCTIONS = [name for module in _MODULES for name in module.__all__]
 __all__ = [*_FUNCTIONS, *_ndarray.__all__, *DTYPE_NAMES, *CONSTANTS]
 
 

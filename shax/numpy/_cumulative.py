@@ -53,7 +53,9 @@ def _cumulative(
             normalize_axis(op, axis, a.ndim)
     dtype = _dtype(op, dtype) if dtype is not None else None
     if dtype is None and np.dtype(a.dtype) == np.bool_:
-        raise _fail(op, f"of bools: give dtype= (as for sum, a bool is not summed or multiplied), got {a!r}", ShaxTypeError)
+        raise _fail(
+            op, f"of bools: give dtype= (as for sum, a bool is not summed or multiplied), got {a!r}", ShaxTypeError
+        )
     if numpy_value:
         return numpy(a, axis=axis, dtype=a.dtype if dtype is None else dtype)
     if dtype is not None:
@@ -87,7 +89,9 @@ def _scan(combine: Callable[[Any, Any], Any], x: Any) -> Any:
         even = evens
     else:
         even = concatenate([_last(evens, 0, 1), combine(_last(odd, 0, n // 2 - 1), _last(evens, 1, n // 2))], axis=-1)
-    interleaved = tc.concatenate(tc.reshape(even, [*batch, n // 2, 1]), tc.reshape(odd, [*batch, n // 2, 1]), len(batch) + 1)
+    interleaved = tc.concatenate(
+        tc.reshape(even, [*batch, n // 2, 1]), tc.reshape(odd, [*batch, n // 2, 1]), len(batch) + 1
+    )
     return tc.reshape(interleaved, [*batch, n])
 
 

@@ -2,10 +2,11 @@
 `isclose`, `allclose`, and `nan_to_num`, which replaces what they find.
 
 On numpy values numpy's own. Traced, each is written with comparisons and `select`:
-x is NaN where x ≠ x, infinite where |x| = ∞, finite where |x| < ∞; a truth reduction reduces the 0/1 ints of its test (shax does not reduce bools);
-integers and bools are never NaN nor infinite. Their results are bools (`count_nonzero`:
-i32 counts, JAX's int), with no derivative; `nan_to_num`'s derivative is 1 where x is
-finite and 0 where it was replaced (JAX's).
+x is NaN where x ≠ x, infinite where |x| = ∞, finite where |x| < ∞; a truth reduction
+reduces the 0/1 ints of its test (shax does not reduce bools); integers and bools are
+never NaN nor infinite. Their results are bools (`count_nonzero`: i32 counts, JAX's
+int), with no derivative; `nan_to_num`'s derivative is 1 where x is finite and 0 where it
+was replaced (JAX's).
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from shax.types import dtype_of_numpy
 __all__ = [
     "all", "allclose", "any", "count_nonzero", "isclose", "isfinite", "isinf", "isnan", "nan_to_num",
 ]  # fmt: skip
+
+
+_INF: Any = np.inf  # a float, which the typeclass functions take as a weak number
 
 
 def _traced(*values: Any) -> bool:
@@ -60,11 +64,11 @@ def _truth_reduction(op: str, a: Any, axis: Axis, out: Any, keepdims: Any, where
         a = np.asarray(a)
     shape = tuple(tc.shape(a))
     axes = reduction_axes(op, shape, axis)
-    truth = _truth(a) if isinstance(a, Tracer) else np.asarray(a, bool)
+    truth: Any = _truth(a) if isinstance(a, Tracer) else np.asarray(a, bool)
     if not (isinstance(where, bool) and where):
         truth = tc.where(as_array(where, op), truth, not largest)
-    counts = tc.convert_element_type(truth, np.int32)
-    reduced = (tc.reduce_max if largest else tc.reduce_min)(counts, axes) if axes else counts
+    counts: Any = tc.convert_element_type(truth, np.int32)
+    reduced: Any = (tc.reduce_max if largest else tc.reduce_min)(counts, axes) if axes else counts
     result = tc.ne(reduced, 0)
     return tc.reshape(result, _kept(shape, axes)) if _flag(op, keepdims) else result
 
@@ -104,7 +108,7 @@ def isinf(x: Any, /, **options: Any) -> Any:
     x = as_array(x, "isinf")
     if not isinstance(x, Tracer):
         return _numpy("isinf", np.isinf, x)
-    return tc.eq(tc.abs(x), np.inf) if _is_float(x) else tc.ne(x, x)
+    return tc.eq(tc.abs(x), _INF) if _is_float(x) else tc.ne(x, x)
 
 
 def isfinite(x: Any, /, **options: Any) -> Any:
@@ -113,7 +117,7 @@ def isfinite(x: Any, /, **options: Any) -> Any:
     x = as_array(x, "isfinite")
     if not isinstance(x, Tracer):
         return _numpy("isfinite", np.isfinite, x)
-    return tc.lt(tc.abs(x), np.inf) if _is_float(x) else tc.eq(x, x)
+    return tc.lt(tc.abs(x), _INF) if _is_float(x) else tc.eq(x, x)
 
 
 def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
@@ -159,20 +163,24 @@ def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bo
     return all(isclose(a, b, rtol, atol, equal_nan))
 
 
-def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Any:
+def nan_to_num(
+    x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+) -> Any:
     """x with NaN replaced by `nan`, ∞ by `posinf` (default: the dtype's largest) and −∞ by
     `neginf` (its smallest); integers and bools as they are."""
     x = as_array(x, "nan_to_num")
     if not isinstance(x, Tracer):
         return _numpy("nan_to_num", np.nan_to_num, x, copy, nan, posinf, neginf)
     for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
-        if value is not None and (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number))):
+        if value is not None and (
+            isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number))
+        ):
             raise _fail("nan_to_num", f"{name} must be a number, got {value!r}", ShaxTypeError)
     if not _is_float(x):
         return x
-    info = np.finfo(x.dtype.numpy)
+    info: Any = np.finfo(x.dtype.numpy)
     big = info.max if posinf is None else posinf
     small = info.min if neginf is None else neginf
-    x = tc.where(tc.eq(x, np.inf), np.asarray(big, x.dtype.numpy), x)
-    x = tc.where(tc.eq(x, -np.inf), np.asarray(small, x.dtype.numpy), x)
+    x = tc.where(tc.eq(x, _INF), np.asarray(big, x.dtype.numpy), x)
+    x = tc.where(tc.eq(x, -_INF), np.asarray(small, x.dtype.numpy), x)
     return tc.where(tc.ne(x, x), np.asarray(nan, x.dtype.numpy), x)

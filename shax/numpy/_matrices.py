@@ -107,7 +107,8 @@ def _triangle(op: str, m: Any, k: Any, lower: bool) -> Any:
     if len(shape) < 2:
         raise _fail(op, f"needs an array of rank at least 2, got a traced {m.type}")
     below = np.tri(shape[-2], shape[-1], k if lower else k - 1, dtype=bool)
-    return tc.where(below if lower else ~below, m, np.zeros((), m.dtype.numpy))
+    zero: Any = np.zeros((), m.dtype.numpy)
+    return tc.where(below if lower else ~below, m, zero)
 
 
 def tril(m: Any, k: int = 0) -> Any:

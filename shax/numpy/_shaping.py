@@ -57,7 +57,9 @@ def atleast_2d(*arys: Any) -> Any:
 
 def atleast_3d(*arys: Any) -> Any:
     """Each array with at least three axes: (1, n, 1) for a vector, (m, n, 1) for a matrix."""
-    return _at_least("atleast_3d", arys, lambda s: s if len(s) >= 3 else {0: (1, 1, 1), 1: (1, *s, 1), 2: (*s, 1)}[len(s)])
+    return _at_least(
+        "atleast_3d", arys, lambda s: s if len(s) >= 3 else {0: (1, 1, 1), 1: (1, *s, 1), 2: (*s, 1)}[len(s)]
+    )
 
 
 def vstack(tup: Sequence[Any], *, dtype: None = None, casting: str = "same_kind") -> Any:
@@ -113,7 +115,19 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     return a
 
 
-_MODES = ("constant", "edge", "wrap", "reflect", "symmetric", "linear_ramp", "maximum", "mean", "median", "minimum", "empty")
+_MODES = (
+    "constant",
+    "edge",
+    "wrap",
+    "reflect",
+    "symmetric",
+    "linear_ramp",
+    "maximum",
+    "mean",
+    "median",
+    "minimum",
+    "empty",
+)
 
 
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
@@ -142,9 +156,11 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
 
 def _numpy_pad(array: Any, widths: list[tuple[int, int]], mode: str, kwargs: dict[str, Any]) -> Any:
     try:
-        return np.pad(array, widths, mode, **kwargs)
+        return np.pad(array, widths, mode, **kwargs)  # type: ignore[call-overload]  # mode: one of numpy's
     except (TypeError, ValueError) as error:
-        raise _fail("pad", f"numpy: {error}", ShaxTypeError if isinstance(error, TypeError) else ShaxValueError) from None
+        raise _fail(
+            "pad", f"numpy: {error}", ShaxTypeError if isinstance(error, TypeError) else ShaxValueError
+        ) from None
 
 
 def _widths(pad_width: Any, rank: int) -> list[tuple[int, int]]:

@@ -225,4 +225,3 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *, meth
 def _before(x: Any, y: Any) -> Any:
     """x < y in numpy's sort order, NaN last: x < y, or y NaN and x not."""
     return tc.logical_or(tc.lt(x, y), tc.logical_and(tc.ne(y, y), tc.eq(x, x)))
-

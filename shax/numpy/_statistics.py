@@ -59,7 +59,9 @@ def _quantile(
             function = np.quantile if scale == 1.0 else np.percentile
             return function(a, q, axis, method=method, keepdims=_flag(op, keepdims))
         except (TypeError, ValueError) as error:
-            raise _fail(op, f"numpy: {error}", ShaxTypeError if isinstance(error, TypeError) else ShaxValueError) from None
+            raise _fail(
+                op, f"numpy: {error}", ShaxTypeError if isinstance(error, TypeError) else ShaxValueError
+            ) from None
     if not (a.dtype.is_float if isinstance(a, Tracer) else np.asarray(a).dtype.kind == "f"):
         raise _fail(op, f"of a traced array needs floats, got {getattr(a, 'type', np.asarray(a).dtype)}", ShaxTypeError)
     shape = tuple(tc.shape(a))
@@ -69,14 +71,17 @@ def _quantile(
     n = int(np.prod([shape[k] for k in axes]))
     flat = sort(reshape(block, [*(shape[k] for k in rest), n]), -1)
     dtype = flat.dtype.numpy
+    position: Any
     if isinstance(q, Tracer):
-        position = tc.mul(tc.div(q, scale), float(n - 1))
+        fraction: Any = tc.div(q, scale)
+        position = tc.mul(fraction, float(n - 1))
     else:  # numpy's positions, in f64
         try:
             position = np.asarray(q, np.float64) / scale * (n - 1)
         except (TypeError, ValueError) as error:
             raise _fail(op, f"q must be numbers, got {q!r}: {error}", ShaxTypeError) from None
-    below, above = tc.floor(position), tc.ceil(position)
+    below: Any = tc.floor(position)
+    above: Any = tc.ceil(position)
     low = take(flat, tc.convert_element_type(below, np.int32), -1)
     high = take(flat, tc.convert_element_type(above, np.int32), -1)
     if method == "lower":
@@ -86,7 +91,7 @@ def _quantile(
     elif method == "nearest":
         result = tc.where(_rounds_down(position, below), low, high)
     else:
-        t = tc.sub(position, below) if method == "linear" else np.asarray(0.5, dtype)
+        t: Any = tc.sub(position, below) if method == "linear" else np.asarray(0.5, dtype)
         t = t if isinstance(t, Tracer) else np.asarray(t, dtype)
         step = tc.sub(high, low)
         result = tc.where(tc.ge(t, 0.5), tc.sub(high, tc.mul(step, tc.sub(1.0, t))), tc.add(low, tc.mul(step, t)))
