@@ -73,8 +73,7 @@ def _quantile(
     dtype = flat.dtype.numpy
     position: Any
     if isinstance(q, Tracer):
-        fraction: Any = tc.div(q, scale)
-        position = tc.mul(fraction, float(n - 1))
+        position = q / scale * float(n - 1)
     else:  # numpy's positions, in f64
         try:
             position = np.asarray(q, np.float64) / scale * (n - 1)
