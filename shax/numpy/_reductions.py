@@ -60,28 +60,28 @@ def prod(
 
 
 def max(  # noqa: A001 - numpy's name
-    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: None = None, where: Any = True
+    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Any:
     _unsupported("max", out=out, where=where)
     return _initial("max", _reduce("max", tc.reduce_max, a, axis, keepdims), initial, tc.maximum)
 
 
 def min(  # noqa: A001 - numpy's name
-    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: None = None, where: Any = True
+    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Any:
     _unsupported("min", out=out, where=where)
     return _initial("min", _reduce("min", tc.reduce_min, a, axis, keepdims), initial, tc.minimum)
 
 
 def amax(
-    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: None = None, where: Any = True
+    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Any:
     _unsupported("amax", out=out, where=where)
     return _initial("amax", _reduce("amax", tc.reduce_max, a, axis, keepdims), initial, tc.maximum)
 
 
 def amin(
-    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: None = None, where: Any = True
+    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Any:
     _unsupported("amin", out=out, where=where)
     return _initial("amin", _reduce("amin", tc.reduce_min, a, axis, keepdims), initial, tc.minimum)
