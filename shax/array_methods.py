@@ -1,5 +1,6 @@
 """numpy's array attributes and methods for tracers: `size`, `T`, `mT`, `reshape`,
-`transpose`, `astype`, `len()`, iteration over the first axis, numpy's indexing and JAX's
+`transpose`, `astype`, `all`, `any`, `cumsum`, `cumprod`, `diagonal`, `sort` (JAX's: a new
+array), `nonzero` and `searchsorted` (JAX's `size=`), `len()`, iteration over the first axis, numpy's indexing and JAX's
 `.at[...]` updates (`shax.indexing`). Each is `shax.numpy`'s function of the same name, as
 in numpy."""
 
@@ -103,6 +104,31 @@ class ArrayMethods:
 
     def dot(self, b: Any) -> Any:
         return _snp().dot(self, b)
+
+    def all(self, axis: Any = None, out: None = None, keepdims: bool = False, *, where: Any = True) -> Any:
+        return _snp().all(self, axis, out, keepdims, where=where)
+
+    def any(self, axis: Any = None, out: None = None, keepdims: bool = False, *, where: Any = True) -> Any:
+        return _snp().any(self, axis, out, keepdims, where=where)
+
+    def cumsum(self, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
+        return _snp().cumsum(self, axis, dtype, out)
+
+    def cumprod(self, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
+        return _snp().cumprod(self, axis, dtype, out)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+        return _snp().diagonal(self, offset, axis1, axis2)
+
+    def sort(self, axis: int | None = -1, kind: str | None = None, order: Any = None, *, stable: Any = None) -> Any:
+        """The sorted array (JAX's: a new array; numpy's sorts in place, which no traced value can)."""
+        return _snp().sort(self, axis, kind, order, stable=stable)
+
+    def nonzero(self, *, size: int | None = None, fill_value: Any = None) -> Any:
+        return _snp().nonzero(self, size=size, fill_value=fill_value)
+
+    def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> Any:
+        return _snp().searchsorted(self, v, side, sorter)
 
     # shax has real dtypes only: a value is its own real part and conjugate.
 

@@ -139,25 +139,15 @@ _REFUSED_METHODS = {
     "dump": "has no concrete value to pickle: " + _OUTSIDE,
     "dumps": "has no concrete value to pickle: " + _OUTSIDE,
     "getfield": _NO_MEMORY,
-    "nonzero": (
-        "has data-dependent nonzero positions, so no static shape: use snp.where(condition, x, y); "
-        "JAX's nonzero(..., size=) is not in shax"
-    ),
     "partition": "is immutable and numpy's partition works in place: use snp.sort(x, axis), a new array",
     "put": "is immutable: use x = x.at[indices].set(values), a new array",
     "resize": "is immutable and numpy's resize works in place: use snp.reshape, a new array",
-    "searchsorted": "has no searchsorted in shax",
     "setfield": _NO_MEMORY,
     "setflags": _NO_MEMORY,
-    "sort": "is immutable and numpy's sort works in place: use snp.sort(x, axis), a new array",
     "to_device": "has no device in shax: its values are numpy's",
     "tobytes": "has no concrete value: " + _OUTSIDE,
     "tofile": "has no concrete value: " + _OUTSIDE,
 }
-
-# numpy's methods whose shax.numpy function is still missing.
-for _name in ("all", "any", "cumprod", "cumsum", "diagonal", "trace"):
-    _REFUSED_METHODS[_name] = f"has no {_name} in shax.numpy (yet)"
 
 # numpy's attributes of an array's memory: reading one raises a ShaxAttributeError (an
 # AttributeError, so `hasattr(x, "flags")` is False) saying so.

@@ -43,7 +43,6 @@ NUMPY_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "logical_and": ((B23, ~B23), {}),
     "logical_or": ((B23, ~B23), {}),
     "logical_not": ((B23,), {}),
-    "where": ((B23, A23, -A23), {}),
     "round": ((A23 / 4,), {"decimals": 0}),
     "clip": ((A23, 2.0, 5.0), {}),
     # Reductions: the array, an axis, keepdims.
@@ -90,6 +89,44 @@ NUMPY_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "arange": ((1, 7, 2), {"dtype": np.float32}),
     "eye": ((3, 2, 1), {"dtype": np.float32}),
     "linspace": ((0.0, 1.0, 5), {"endpoint": False, "dtype": np.float32}),
+    # Names of issue 31.
+    **{name: ((A23, 1), {}) for name in ("cumsum", "cumprod", "count_nonzero", "all", "any")},
+    "diff": ((A23,), {"n": 1, "axis": 0, "prepend": 0.0}),
+    "isclose": ((A23, A23 + 1e-6), {}),
+    "allclose": ((A23, A23 + 1e-6), {}),
+    "nan_to_num": ((A23,), {"nan": 1.0}),
+    "result_type": ((A23, 1.0), {}),
+    "promote_types": ((np.float32, np.float64), {}),
+    "issubdtype": ((np.float32, np.floating), {}),
+    "broadcast_shapes": (((2, 1), (3,)), {}),
+    "diag": ((A23[0],), {"k": 1}),
+    "diagonal": ((A23, 1), {}),
+    "trace": ((A23,), {"offset": -1}),
+    "tril": ((A23, 1), {}),
+    "triu": ((A23, -1), {}),
+    "vdot": ((A23, A23), {}),
+    "cross": ((A23, A23[::-1]), {}),
+    "meshgrid": ((A23[0], A23[1, :2]), {"indexing": "ij"}),
+    "identity": ((3,), {"dtype": np.float32}),
+    "empty": (((2, 3),), {"dtype": np.float32}),
+    "astype": ((A23, np.int32), {}),
+    "ravel": ((A23,), {}),
+    **{name: ((A23, A23[0]), {}) for name in ("atleast_1d", "atleast_2d", "atleast_3d")},
+    "vstack": (([A23, A23],), {}),
+    "hstack": (([A23, A23],), {}),
+    "concat": (([A23, A23],), {"axis": 1}),
+    "unstack": ((A23,), {"axis": 1}),
+    "roll": ((A23, 2), {"axis": 1}),
+    "pad": ((A23, ((1, 0), (0, 2))), {"mode": "constant", "constant_values": 1.5}),
+    "nonzero": ((A23 - 2,), {"size": 4, "fill_value": -1}),
+    "argwhere": ((A23 - 2,), {"size": 4}),
+    "where": ((B23, A23, -A23), {}),
+    "unique": ((A23,), {"size": 3}),
+    "bincount": ((I23[0],), {"length": 4}),
+    "searchsorted": ((A23[0], A23[1]), {"side": "right"}),
+    "quantile": ((A23, 0.3), {"axis": 1}),
+    "percentile": ((A23, 30.0), {"axis": 1}),
+    "vectorize": ((lambda a, b: a * b,), {}),
 }
 NN_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     **{name: ((A23,), {}) for name in ("relu", "sigmoid", "softplus", "silu")},
@@ -108,9 +145,15 @@ def default_call(name: str, function: Callable[..., Any]) -> tuple[tuple[Any, ..
     return tuple(A23 + 0.5 for _ in required), {}
 
 
+# Functions whose results are no arrays (dtypes, functions): called on numpy values only.
+NOT_TRACED = {"result_type", "promote_types", "vectorize"}
+
+
 def numpy_call(name: str, table: dict[str, tuple[tuple[Any, ...], dict[str, Any]]], module: Any) -> Call:
     function = getattr(module, name)
     args, kwargs = table[name] if name in table else default_call(name, function)
+    if name in NOT_TRACED:
+        return Call(function, args, kwargs)
     return Call(function, args, kwargs, variants=(traced(function), jitted(function), differentiated(function)))
 
 
@@ -248,6 +291,9 @@ METHOD_CALLS: dict[str, tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any
     "argsort": (method("argsort"), (A23,), {"axis": 1}),
     "clip": (method("clip"), (A23, -0.5, 0.5), {}),
     "dot": (method("dot"), (A23, A23.T), {}),
+    **{name: (method(name), (A23, 1), {}) for name in ("all", "any", "cumsum", "cumprod", "diagonal", "sort")},
+    "nonzero": (method("nonzero"), (A23 - 2,), {"size": 3}),
+    "searchsorted": (method("searchsorted"), (A23[0], A23[1]), {}),
     **{f"x {symbol} y": (function, (A23, A23[0] + 0.5), {}) for symbol, function in OPERATORS.items()},
     "x @ y": (operator.matmul, (A23, A23.T), {}),
 }
@@ -271,7 +317,9 @@ def public_methods() -> set[str]:
 
 # Every function of shax.numpy (not its array class, snp.ndarray).
 NUMPY: dict[str, Call] = {
-    name: numpy_call(name, NUMPY_CALLS, snp) for name in snp.__all__ if not isinstance(getattr(snp, name), type)
+    name: numpy_call(name, NUMPY_CALLS, snp)
+    for name in snp.__all__
+    if callable(getattr(snp, name)) and not isinstance(getattr(snp, name), type)
 }
 NN: dict[str, Call] = {name: numpy_call(name, NN_CALLS, shax.nn) for name in shax.nn.__all__}
 # shax.numpy.linalg: a well-conditioned f32 matrix (symmetric positive definite) for each function.

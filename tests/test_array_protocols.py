@@ -276,16 +276,26 @@ IMPLEMENTED: dict[str, Any] = {
     "transpose": lambda a: a.transpose(1, 0),
     "var": lambda a: a.var(),
     "view": lambda a: a.view(),
+    "all": lambda a: (a > 2).all(axis=1),
+    "any": lambda a: (a > 2).any(axis=0),
+    "cumsum": lambda a: a.cumsum(axis=1),
+    "cumprod": lambda a: a.cumprod(axis=0),
+    "diagonal": lambda a: a.diagonal(1),
+    # JAX's: a sorted copy (numpy's sorts in place and returns None)
+    "sort": lambda a: a.sort(axis=0) if isinstance(a, shax.Tracer) else np.sort(a, axis=0),
+    # JAX's static size (numpy's nonzero has none; here every element is found)
+    "nonzero": lambda a: a.nonzero(**({"size": a.size} if isinstance(a, shax.Tracer) else {}))[1],
+    "searchsorted": lambda a: a[0].searchsorted(np.array([0.5, 2.0], np.float32), side="right"),
 }
 
 # The rest, each with plausible arguments (numpy's attributes: None, read only): a
 # ShaxError naming it.
 REFUSED_NAMES: dict[str, tuple[Any, ...] | None] = {
-    "all": (), "any": (), "argpartition": (1,), "base": None, "byteswap": (), "choose": ([[0.0], [1.0]],),
-    "compress": ([True, False],), "ctypes": None, "cumprod": (), "cumsum": (), "data": None, "device": None,
-    "diagonal": (), "dump": ("x.pickle",), "dumps": (), "fill": (0.0,), "flags": None, "flat": None,
-    "getfield": (np.float32,), "item": (), "nonzero": (), "partition": (1,), "put": ([0], [1.0]), "resize": ((3, 2),),
-    "searchsorted": (0.5,), "setfield": (1.0, np.float32), "setflags": (False,), "sort": (), "strides": None,
+    "argpartition": (1,), "base": None, "byteswap": (), "choose": ([[0.0], [1.0]],),
+    "compress": ([True, False],), "ctypes": None, "data": None, "device": None,
+    "dump": ("x.pickle",), "dumps": (), "fill": (0.0,), "flags": None, "flat": None,
+    "getfield": (np.float32,), "item": (), "partition": (1,), "put": ([0], [1.0]), "resize": ((3, 2),),
+    "setfield": (1.0, np.float32), "setflags": (False,), "strides": None,
     "to_device": ("cpu",), "tobytes": (), "tofile": ("x.bin",), "tolist": (),
 }  # fmt: skip
 
@@ -293,7 +303,7 @@ REFUSED_NAMES: dict[str, tuple[Any, ...] | None] = {
 CLASHES = {"trace"}
 
 # Index results are i32, JAX's default int, where numpy's are int64 (docs/architecture.md).
-INDEX_RESULTS = {"argmax", "argmin", "argsort"}
+INDEX_RESULTS = {"argmax", "argmin", "argsort", "nonzero", "searchsorted"}
 
 PUBLIC = sorted(name for name in dir(np.ndarray) if not name.startswith("_"))
 

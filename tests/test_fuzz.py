@@ -368,6 +368,7 @@ NOT_CALLED_IN_NAMESPACES = {
     "testing.NotSmooth": "an exception class",
     "testing.strategies.Program": "made by programs(), for users to read (and annotate with)",
     "numpy.ndarray": "the class of shax.numpy's arrays (numpy's with .at), made by asarray and array",
+    **{f"numpy.{n}": "numpy's own dtype class, a name" for n in shax.numpy.DTYPE_NAMES},
 }
 
 # shax.export and jit's XLA backend, when JAX (the `xla` extra) is installed.

@@ -11,16 +11,72 @@ from collections.abc import Callable
 from typing import Any
 
 from shax.array_subclasses import refuse_array_subclass
-from shax.numpy import _arrays, _einsum, _elementwise, _indexing, _ndarray, _reductions, linalg
+from shax.numpy import (
+    _arrays,
+    _cumulative,
+    _dtypes,
+    _einsum,
+    _elementwise,
+    _indexing,
+    _logic,
+    _matrices,
+    _ndarray,
+    _reductions,
+    _shaping,
+    _static_size,
+    _statistics,
+    linalg,
+)
 from shax.numpy._arrays import *  # noqa: F403
+from shax.numpy._cumulative import *  # noqa: F403
+from shax.numpy._dtypes import *  # noqa: F403
+from shax.numpy._dtypes import (  # noqa: F401 - numpy's names, in __all__ through the two lists
+    CONSTANTS,
+    DTYPE_NAMES,
+    bool_,
+    dtype,
+    e,
+    euler_gamma,
+    float16,
+    float32,
+    float64,
+    floating,
+    generic,
+    inexact,
+    inf,
+    int8,
+    int16,
+    int32,
+    int64,
+    integer,
+    nan,
+    newaxis,
+    number,
+    pi,
+    signedinteger,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    unsignedinteger,
+)
 from shax.numpy._einsum import *  # noqa: F403
 from shax.numpy._elementwise import *  # noqa: F403
 from shax.numpy._indexing import *  # noqa: F403
+from shax.numpy._logic import *  # noqa: F403
+from shax.numpy._matrices import *  # noqa: F403
 from shax.numpy._ndarray import *  # noqa: F403
 from shax.numpy._reductions import *  # noqa: F403
+from shax.numpy._shaping import *  # noqa: F403
+from shax.numpy._static_size import *  # noqa: F403
+from shax.numpy._statistics import *  # noqa: F403
 
-_FUNCTIONS = [*_arrays.__all__, *_einsum.__all__, *_elementwise.__all__, *_indexing.__all__, *_reductions.__all__]
-__all__ = [*_FUNCTIONS, *_ndarray.__all__]
+_MODULES = (
+    _arrays, _cumulative, _dtypes, _einsum, _elementwise, _indexing, _logic, _matrices, _reductions, _shaping,
+    _static_size, _statistics,
+)  # fmt: skip
+_FUNCTIONS = [name for module in _MODULES for name in module.__all__]
+__all__ = [*_FUNCTIONS, *_ndarray.__all__, *DTYPE_NAMES, *CONSTANTS]
 
 
 def _refusing_subclasses(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -25,7 +25,7 @@ __all__ = [
     "cos", "cosh", "divide", "equal", "exp", "expm1", "floor", "greater", "greater_equal", "less", "less_equal", "log",
     "log1p", "logaddexp", "logical_and", "logical_not", "logical_or", "maximum", "minimum", "multiply", "negative",
     "not_equal", "power", "reciprocal", "rint", "round", "sign", "sin", "sinh", "sqrt", "square", "subtract", "tan",
-    "tanh", "true_divide", "where", "fmod", "remainder", "mod", "floor_divide", "divmod",
+    "tanh", "true_divide", "fmod", "remainder", "mod", "floor_divide", "divmod",
 ]  # fmt: skip
 
 
@@ -203,9 +203,16 @@ def _is_integer(a: Any) -> bool:
     return np.dtype(getattr(a, "dtype", None) or np.asarray(a).dtype).kind in "iub"
 
 
-def clip(a: Any, a_min: Any, a_max: Any, out: None = None, **options: Any) -> Any:
-    """numpy's `clip`: min(max(a, a_min), a_max); either bound may be None (not both)."""
+def clip(
+    a: Any, a_min: Any = None, a_max: Any = None, out: None = None, *, min: Any = None, max: Any = None, **options: Any
+) -> Any:
+    """numpy's `clip`: min(max(a, a_min), a_max); either bound may be None (not both);
+    `min` and `max` are numpy 2's names for them (not both names for one bound)."""
     ufunc_options("clip", {"out": out, **options})
+    for old, new, name in ((a_min, min, "min"), (a_max, max, "max")):
+        if old is not None and new is not None:
+            raise at(ShaxValueError(f"clip: a_{name} and {name} given together"), current_source())
+    a_min, a_max = (min if a_min is None else a_min), (max if a_max is None else a_max)
     a = as_array(a)
     if a_min is None and a_max is None:
         raise at(ShaxValueError("clip: a_min and a_max are both None: give at least one"), current_source())
@@ -214,25 +221,3 @@ def clip(a: Any, a_min: Any, a_max: Any, out: None = None, **options: Any) -> An
     if a_min is None:
         return tc.minimum(a, as_array(a_max))
     return tc.clip(a, as_array(a_min), as_array(a_max))
-
-
-def where(condition: Any, x: Any = None, y: Any = None, /) -> Any:
-    """numpy's `where`: x where condition holds, else y, the three broadcast. With the
-    condition alone, numpy's `nonzero(condition)` of a numpy value; a traced condition's
-    nonzero positions have a data-dependent shape, which shax cannot type."""
-    if x is None and y is None:
-        return _nonzero(as_array(condition))
-    if x is None or y is None:
-        raise at(ShaxValueError("where: give both x and y, or neither"), current_source())
-    return tc.where(as_array(condition), as_array(x), as_array(y))
-
-
-def _nonzero(condition: Any) -> Any:
-    t = getattr(condition, "type", None)
-    if t is not None:
-        message = (
-            f"where: one-argument where of a traced {t} has a data-dependent shape: use where(condition, x, y) "
-            "(JAX's nonzero(..., size=) with a static size is not in shax)"
-        )
-        raise at(ShaxTypeError(message), current_source())
-    return np.nonzero(condition)

@@ -73,16 +73,29 @@ def _sort_axis(op: str, a: Any, axis: int | None, kind: Any, order: Any, stable:
     return _along(op, a, axis)
 
 
-def argsort(a: Any, axis: int | None = -1, kind: str | None = None, order: Any = None, *, stable: Any = None) -> Any:
+def argsort(
+    a: Any, axis: int | None = -1, kind: str | None = None, order: Any = None, *, stable: Any = None,
+    descending: bool = False,
+) -> Any:  # fmt: skip
     """numpy's argsort, always stable (numpy's kind='stable', JAX's): ties keep their
     order, NaNs go last. The indices are i32 (JAX's int, as argmax's). `kind` is validated;
-    any kind's indices may be the stable ones."""
+    any kind's indices may be the stable ones. `descending` (JAX's): largest first, NaNs
+    first, ties still in order (the reversed array sorted, the indices reversed back)."""
     a, k = _sort_axis("argsort", a, axis, kind, order, stable)
-    return tc.argsort(a, k)
+    one_of("argsort", "descending", descending, (True, False))
+    if not descending:
+        return tc.argsort(a, k)
+    n = tc.shape(a)[k]
+    return tc.rev(tc.sub(np.int32(n - 1), tc.argsort(tc.rev(a, [k]), k)), [k])
 
 
-def sort(a: Any, axis: int | None = -1, kind: str | None = None, order: Any = None, *, stable: Any = None) -> Any:
+def sort(
+    a: Any, axis: int | None = -1, kind: str | None = None, order: Any = None, *, stable: Any = None,
+    descending: bool = False,
+) -> Any:  # fmt: skip
     """numpy's sort: a gathered in argsort's order, so each sorted element's gradient goes
-    back to where it came from."""
+    back to where it came from; `descending` (JAX's) reverses it."""
     a, k = _sort_axis("sort", a, axis, kind, order, stable)
-    return take_along_axis(a, tc.argsort(a, k), k)
+    one_of("sort", "descending", descending, (True, False))
+    ascending = take_along_axis(a, tc.argsort(a, k), k)
+    return tc.rev(ascending, [k]) if descending else ascending

@@ -25,7 +25,7 @@ from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
 from shax.numpy._elementwise import as_array
 from shax.numpy._options import unsupported
-from shax.types import DType
+from shax.types import DType, dtype_of_numpy
 
 __all__ = ["amax", "amin", "argmax", "argmin", "max", "mean", "min", "prod", "std", "sum", "var"]
 
@@ -35,14 +35,15 @@ Axis = SupportsIndex | tuple[SupportsIndex, ...] | None  # numpy's integers too
 def sum(  # noqa: A001 - numpy's name
     a: Any,
     axis: Axis = None,
-    dtype: None = None,
+    dtype: Any = None,
     out: None = None,
     keepdims: bool = False,
     initial: None = None,
     where: Any = True,
 ) -> Any:
-    _unsupported("sum", dtype=dtype, out=out, initial=initial, where=where)
-    return _reduce("sum", tc.reduce_sum, a, axis, keepdims)
+    """The sum over `axis`, of a converted to `dtype` first if given (`sum(mask, dtype=int)`)."""
+    _unsupported("sum", out=out, initial=initial, where=where)
+    return _reduce("sum", tc.reduce_sum, _converted("sum", a, dtype), axis, keepdims)
 
 
 def prod(
@@ -59,31 +60,31 @@ def prod(
 
 
 def max(  # noqa: A001 - numpy's name
-    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: None = None, where: Any = True
+    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Any:
-    _unsupported("max", out=out, initial=initial, where=where)
-    return _reduce("max", tc.reduce_max, a, axis, keepdims)
+    _unsupported("max", out=out, where=where)
+    return _initial("max", _reduce("max", tc.reduce_max, a, axis, keepdims), initial, tc.maximum)
 
 
 def min(  # noqa: A001 - numpy's name
-    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: None = None, where: Any = True
+    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Any:
-    _unsupported("min", out=out, initial=initial, where=where)
-    return _reduce("min", tc.reduce_min, a, axis, keepdims)
+    _unsupported("min", out=out, where=where)
+    return _initial("min", _reduce("min", tc.reduce_min, a, axis, keepdims), initial, tc.minimum)
 
 
 def amax(
-    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: None = None, where: Any = True
+    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Any:
-    _unsupported("amax", out=out, initial=initial, where=where)
-    return _reduce("amax", tc.reduce_max, a, axis, keepdims)
+    _unsupported("amax", out=out, where=where)
+    return _initial("amax", _reduce("amax", tc.reduce_max, a, axis, keepdims), initial, tc.maximum)
 
 
 def amin(
-    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: None = None, where: Any = True
+    a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Any:
-    _unsupported("amin", out=out, initial=initial, where=where)
-    return _reduce("amin", tc.reduce_min, a, axis, keepdims)
+    _unsupported("amin", out=out, where=where)
+    return _initial("amin", _reduce("amin", tc.reduce_min, a, axis, keepdims), initial, tc.minimum)
 
 
 def mean(
@@ -91,8 +92,15 @@ def mean(
 ) -> Any:
     """The mean, computed in `dtype` (a float dtype); by default in a's, or f64 for an
     integer or bool a (numpy's)."""
-    _unsupported("mean", out=out, where=where)
-    return _reduce("mean", tc.mean, _accumulated("mean", a, dtype), axis, keepdims)
+    _unsupported("mean", out=out)
+    a = _accumulated("mean", a, dtype)
+    if isinstance(where, (bool, np.bool_)) and where:
+        return _reduce("mean", tc.mean, a, axis, keepdims)
+    # Σ a where `where` / the number of such elements (NaN where none, numpy's 0 / 0).
+    mask = tc.broadcast_to(as_array(where), list(tc.shape(a)))
+    total = _reduce("mean", tc.reduce_sum, tc.where(mask, a, 0.0), axis, keepdims)
+    count = _reduce("mean", tc.reduce_sum, tc.convert_element_type(mask, np.dtype(a.dtype)), axis, keepdims)
+    return tc.div(total, count)
 
 
 def var(
@@ -139,6 +147,30 @@ def argmax(a: Any, axis: int | None = None, out: None = None, *, keepdims: bool 
 def argmin(a: Any, axis: int | None = None, out: None = None, *, keepdims: bool = False) -> Any:
     _unsupported("argmin", out=out)
     return _arg("argmin", tc.argmin, a, axis, keepdims)
+
+
+def _converted(op: str, a: Any, dtype: Any) -> Any:
+    """a as `dtype` (a numpy dtype shax has), a itself for None."""
+    if dtype is None:
+        return a
+    try:
+        numpy_dtype = dtype_of_numpy(dtype).numpy
+    except ShaxTypeError as error:
+        raise _error(ShaxTypeError(f"{op}: {error}")) from None
+    a = _operand(as_array(a))
+    return np.asarray(a, numpy_dtype) if not hasattr(a, "type") else tc.convert_element_type(a, numpy_dtype)
+
+
+def _initial(op: str, reduced: Any, initial: Any, combine: Callable[[Any, Any], Any]) -> Any:
+    """numpy's `initial`: one more element of every reduction (a number)."""
+    if initial is None:
+        return reduced
+    if not isinstance(initial, (int, float, np.number)) or isinstance(initial, (bool, np.bool_)):
+        raise _error(ShaxTypeError(f"{op}: initial must be a number, got {initial!r}"))
+    if not hasattr(reduced, "type"):
+        reduced = np.asarray(reduced)
+        return combine(reduced, np.asarray(initial, reduced.dtype))
+    return combine(reduced, initial)
 
 
 def _unsupported(op: str, **options: Any) -> None:
