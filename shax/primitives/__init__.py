@@ -7,9 +7,11 @@ from shax.primitives import (  # families
     call,
     concatenate,
     constant,
+    conv,
     convert,
     custom,  # noqa: E402 - after call, whose Call it uses
     dot,
+    dynamic_slice,
     elementwise_more,
     gather,
     loops,
@@ -19,15 +21,18 @@ from shax.primitives import (  # families
     shape,
     sort,
     stop_gradient,
+    windows,
 )
 from shax.primitives import cond as cond_family  # control flow
 from shax.primitives.call import *  # noqa: F403
 from shax.primitives.concatenate import *  # noqa: F403
 from shax.primitives.cond import *  # noqa: F403
 from shax.primitives.constant import *  # noqa: F403 - each family module lists its primitives in __all__
+from shax.primitives.conv import *  # noqa: F403
 from shax.primitives.convert import *  # noqa: F403
 from shax.primitives.custom import *  # noqa: F403,E402
 from shax.primitives.dot import *  # noqa: F403
+from shax.primitives.dynamic_slice import *  # noqa: F403
 from shax.primitives.elementwise import Pointwise, elementwise
 from shax.primitives.elementwise_more import *  # noqa: F403
 from shax.primitives.gather import *  # noqa: F403
@@ -38,6 +43,7 @@ from shax.primitives.rev import *  # noqa: F403
 from shax.primitives.shape import *  # noqa: F403
 from shax.primitives.sort import *  # noqa: F403
 from shax.primitives.stop_gradient import *  # noqa: F403
+from shax.primitives.windows import *  # noqa: F403
 
 __all__ = ["Arg", "Linearity", "Pointwise", "Primitive", "all_primitives", "elementwise"]
 __all__ += (
@@ -48,3 +54,4 @@ __all__ += custom.__all__
 __all__ += stop_gradient.__all__
 __all__ += loops.__all__
 __all__ += cond_family.__all__
+__all__ += conv.__all__ + dynamic_slice.__all__ + windows.__all__
