@@ -1,7 +1,8 @@
 """Slices at traced starts, convolution and window reductions on numpy values (the numpy
 instance's methods, which compiled code calls too), with XLA's semantics:
 
-- `dynamic_slice` / `dynamic_update_slice`: each start clamped into [0, n - size];
+- `dynamic_slice` / `dynamic_update_slice`: a negative start counts from the end (JAX's),
+  then each is clamped into [0, n - size];
 - `conv_general_dilated`: lhs dilated (zeros between its elements), padded (a negative pad
   crops), and correlated with the dilated kernel at the strides; channels split into
   `feature_group_count` groups, or the batch into `batch_group_count` groups, each with its
@@ -23,7 +24,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 
 def _starts(x: np.ndarray, starts: Any, sizes: Sequence[int]) -> list[int]:
-    return [int(s) for s in np.clip(np.asarray(starts, np.int64), 0, np.subtract(x.shape, sizes))]
+    s = np.asarray(starts, np.int64)
+    return [int(k) for k in np.clip(np.where(s < 0, s + x.shape, s), 0, np.subtract(x.shape, sizes))]
 
 
 def dynamic_slice(x: Any, starts: Any, sizes: Sequence[int]) -> np.ndarray:

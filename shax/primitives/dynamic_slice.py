@@ -1,6 +1,7 @@
 """`dynamic_slice` and `dynamic_update_slice`: a block of x at starts known only at run
-time (XLA's). `starts` is an integer vector, one start per axis; each is clamped into
-[0, n - size], so the block always lies inside x.
+time (JAX's `lax.dynamic_slice`). `starts` is an integer vector, one start per axis; a
+negative one counts from the end, and each is then clamped into [0, n - size], so the
+block always lies inside x.
 
     dynamic_slice x s sizes        = x[s₀ : s₀ + size₀, ...]
     dynamic_update_slice x u s     = x with that block (of u's shape) replaced by u
@@ -27,7 +28,7 @@ import numpy as np
 import typeclasses as tc
 from shax.errors import ShaxValueError
 from shax.primitive import Linearity, Primitive, ints
-from shax.rules.batch import batch_rule, batched_at
+from shax.rules.batch import batch_rule, batched, batched_at, moveaxis
 from shax.rules.linearize import Zero
 from shax.rules.transpose import Operand, transpose_rule
 from shax.rules.types import type_rule
@@ -99,10 +100,11 @@ def _dynamic_update_slice_transpose(
 
 def _flat_positions(shape: tuple[int, ...], sizes: Sequence[int], starts: Any) -> Any:
     """(B, block size): each example's block, as flat positions in x of `shape`, its
-    starts (B, rank) clamped first."""
+    starts (B, rank) counted from the end if negative and clamped first."""
     strides = np.array([math.prod(shape[a + 1 :]) for a in range(len(shape))], np.int32)
     if starts.type.dtype.name != "i32":
         starts = tc.convert_element_type(starts, np.int32)
+    starts = tc.select(tc.lt(starts, 0), starts + np.asarray(shape, np.int32), starts)
     starts = tc.minimum(tc.maximum(starts, 0), np.subtract(shape, sizes).astype(np.int32))
     base = tc.dot_general(starts, strides, ((1,), (0,), (), ()))
     offsets = np.tensordot(strides, np.indices(tuple(sizes), np.int32), 1).astype(np.int32).reshape(1, -1)
@@ -113,8 +115,13 @@ def _flat_positions(shape: tuple[int, ...], sizes: Sequence[int], starts: Any) -
 # each example gathered (scattered) at its flat positions in its example of x
 @batch_rule(DynamicSlice)
 def _dynamic_slice_batch(prim: DynamicSlice, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Any, int]:
-    size = next(tc.shape(o)[d] for o, d in zip(operands, dims) if d is not None)
-    x, starts = (batched_at(o, d, 0, size) for o, d in zip(operands, dims))
+    (x, starts), (dx, ds) = operands, dims
+    if ds is None:  # one more axis, sliced whole from 0
+        x = moveaxis(x, batched(dx), 0)
+        whole = tc.concatenate(np.zeros(1, starts.type.dtype.numpy), starts, 0)
+        return tc.dynamic_slice(x, whole, [tc.shape(x)[0], *prim.sizes]), 0
+    size = tc.shape(starts)[ds]
+    x, starts = batched_at(x, dx, 0, size), moveaxis(starts, ds, 0)
     shape = tuple(tc.shape(x))[1:]
     positions = _flat_positions(shape, prim.sizes, starts)
     block = tc.gather(tc.reshape(x, [size, math.prod(shape)]), positions, 1, 1)
@@ -126,6 +133,11 @@ def _dynamic_update_slice_batch(
     prim: DynamicUpdateSlice, operands: Sequence[Tracer], dims: Sequence[int | None]
 ) -> tuple[Any, int]:
     size = next(tc.shape(o)[d] for o, d in zip(operands, dims) if d is not None)
+    if dims[2] is None:  # one more axis, written whole from 0
+        x, update = (batched_at(o, d, 0, size) for o, d in zip(operands[:2], dims[:2]))
+        starts = operands[2]
+        whole = tc.concatenate(np.zeros(1, starts.type.dtype.numpy), starts, 0)
+        return tc.dynamic_update_slice(x, update, whole), 0
     x, update, starts = (batched_at(o, d, 0, size) for o, d in zip(operands, dims))
     shape, sizes = tuple(tc.shape(x))[1:], tuple(tc.shape(update))[1:]
     positions = _flat_positions(shape, sizes, starts)
