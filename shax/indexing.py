@@ -240,7 +240,9 @@ def _dynamic_slices(x: Any, key: Any) -> tuple[Any, Any]:
             raise _fail(f"too many indices for a tensor of rank {len(shape)}", ShaxValueError)
         sizes[axis] = _width(item)
         if not 0 <= sizes[axis] <= shape[axis]:
-            raise _fail(f"a slice of {sizes[axis]} elements does not fit axis {axis} of size {shape[axis]}", ShaxValueError)
+            raise _fail(
+                f"a slice of {sizes[axis]} elements does not fit axis {axis} of size {shape[axis]}", ShaxValueError
+            )
         start = item.start
         if start.type.rank or start.type.dtype.is_float or start.type.dtype.name == "bool":
             raise _fail(f"a traced slice start must be an integer scalar, got {start.type}")

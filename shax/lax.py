@@ -37,9 +37,9 @@ from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.indexing import index
 from shax.lax_windows import conv, conv_general_dilated, reduce_window, top_k
 from shax.location import current_source
-from shax.transforms.stop_gradient import stop_gradient
 from shax.transforms.cond import cond, switch
 from shax.transforms.loops import fori_loop, scan, while_loop
+from shax.transforms.stop_gradient import stop_gradient
 
 __all__ = [
     "cond", "switch", "scan", "fori_loop", "while_loop", "map", "select", "stop_gradient",
@@ -93,7 +93,15 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
 add, sub, mul, div, neg, abs = tc.add, tc.sub, tc.mul, tc.div, tc.neg, tc.abs  # noqa: A001
 exp, log, log1p, expm1, sin, cos, tan, tanh = tc.exp, tc.log, tc.log1p, tc.expm1, tc.sin, tc.cos, tc.tan, tc.tanh
 sinh, cosh, asin, acos, atan, atan2 = tc.sinh, tc.cosh, tc.arcsin, tc.arccos, tc.arctan, tc.arctan2
-asinh, atanh, erf, logistic, sqrt, rsqrt, square = tc.arcsinh, tc.arctanh, tc.erf, tc.logistic, tc.sqrt, tc.rsqrt, tc.square
+asinh, atanh, erf, logistic, sqrt, rsqrt, square = (
+    tc.arcsinh,
+    tc.arctanh,
+    tc.erf,
+    tc.logistic,
+    tc.sqrt,
+    tc.rsqrt,
+    tc.square,
+)
 max, min, rem, floor, ceil, pow = tc.max, tc.min, tc.rem, tc.floor, tc.ceil, tc.pow  # noqa: A001
 eq, ne, lt, le, gt, ge = tc.eq, tc.ne, tc.lt, tc.le, tc.gt, tc.ge
 
@@ -120,12 +128,16 @@ def integer_pow(x: Any, y: int) -> Any:
 # Structural -----------------------------------------------------------------------------
 
 
-def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int], sharding: Any = None) -> Any:
+def broadcast_in_dim(
+    operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int], sharding: Any = None
+) -> Any:
     _default("broadcast_in_dim", sharding=sharding)
     return tc.broadcast(operand, list(broadcast_dimensions), list(shape))
 
 
-def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None, sharding: Any = None) -> Any:
+def reshape(
+    operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None, sharding: Any = None
+) -> Any:
     _default("reshape", sharding=sharding)
     if dimensions is not None:
         operand = tc.transpose(operand, list(dimensions))
@@ -196,7 +208,8 @@ def dot_general(
     try:
         (lc, rc), (lb, rb) = dimension_numbers
     except (TypeError, ValueError):
-        message = f"dimension_numbers must be ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch)), got {dimension_numbers!r}"
+        message = "dimension_numbers must be ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))"
+        message += f", got {dimension_numbers!r}"
         raise _fail("dot_general", message, ShaxTypeError) from None
     return tc.dot_general(lhs, rhs, (lc, rc, lb, rb))
 

@@ -52,10 +52,10 @@ def padding_pairs(
         return pairs
     if isinstance(padding, (bytes, dict)) or not isinstance(padding, (Sequence, np.ndarray)):
         raise _fail(op, f"padding must be a string or (lo, hi) pairs, got {padding!r}", ShaxTypeError)
-    pairs = [tuple(_ints(op, "each padding pair", p, 2)) for p in padding]
-    if len(pairs) != len(sizes):
-        raise _fail(op, f"padding needs {len(sizes)} (lo, hi) pairs, got {len(pairs)}")
-    return [(lo, hi) for lo, hi in pairs]
+    given = [_ints(op, "each padding pair", p, 2) for p in padding]
+    if len(given) != len(sizes):
+        raise _fail(op, f"padding needs {len(sizes)} (lo, hi) pairs, got {len(given)}")
+    return [(lo, hi) for lo, hi in given]
 
 
 def dimension_specs(op: str, dimension_numbers: Any, rank: int) -> Specs:
@@ -114,11 +114,18 @@ def conv_general_dilated(
     sizes = [lhs_shape[a] for a in specs[0][2:]]
     kernel = [dilate(rhs_shape[a], d) if a < len(rhs_shape) else 0 for a, d in zip(specs[1][2:], rhs_d)]
     pairs = padding_pairs(op, padding, sizes, kernel, strides)
-    return tc.conv_general_dilated(lhs, rhs, strides, pairs, lhs_d, rhs_d, specs, feature_group_count, batch_group_count)
+    return tc.conv_general_dilated(
+        lhs, rhs, strides, pairs, lhs_d, rhs_d, specs, feature_group_count, batch_group_count
+    )
 
 
 def conv(
-    lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Any, precision: Any = None, preferred_element_type: Any = None
+    lhs: Any,
+    rhs: Any,
+    window_strides: Sequence[int],
+    padding: Any,
+    precision: Any = None,
+    preferred_element_type: Any = None,
 ) -> Any:
     """conv_general_dilated with (N, C, spatial...) and (O, I, spatial...) axes."""
     return conv_general_dilated(

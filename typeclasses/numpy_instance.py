@@ -295,12 +295,20 @@ class NumpyInstance(Instance):
         )  # fmt: skip
 
     def reduce_window_sum(
-        self, x: Any, window_dimensions: Sequence[int], window_strides: Sequence[int], padding: Sequence[tuple[int, int]]
+        self,
+        x: Any,
+        window_dimensions: Sequence[int],
+        window_strides: Sequence[int],
+        padding: Sequence[tuple[int, int]],
     ) -> Any:
         return numpy_windows.reduce_window("sum", x, window_dimensions, window_strides, padding)
 
     def reduce_window_max(
-        self, x: Any, window_dimensions: Sequence[int], window_strides: Sequence[int], padding: Sequence[tuple[int, int]]
+        self,
+        x: Any,
+        window_dimensions: Sequence[int],
+        window_strides: Sequence[int],
+        padding: Sequence[tuple[int, int]],
     ) -> Any:
         return numpy_windows.reduce_window("max", x, window_dimensions, window_strides, padding)
 

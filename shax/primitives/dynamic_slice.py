@@ -118,7 +118,8 @@ def _dynamic_slice_batch(prim: DynamicSlice, operands: Sequence[Tracer], dims: S
     (x, starts), (dx, ds) = operands, dims
     if ds is None:  # one more axis, sliced whole from 0
         x = moveaxis(x, batched(dx), 0)
-        whole = tc.concatenate(np.zeros(1, starts.type.dtype.numpy), starts, 0)
+        zero: Any = np.zeros(1, starts.type.dtype.numpy)
+        whole = tc.concatenate(zero, starts, 0)
         return tc.dynamic_slice(x, whole, [tc.shape(x)[0], *prim.sizes]), 0
     size = tc.shape(starts)[ds]
     x, starts = batched_at(x, dx, 0, size), moveaxis(starts, ds, 0)
@@ -136,7 +137,8 @@ def _dynamic_update_slice_batch(
     if dims[2] is None:  # one more axis, written whole from 0
         x, update = (batched_at(o, d, 0, size) for o, d in zip(operands[:2], dims[:2]))
         starts = operands[2]
-        whole = tc.concatenate(np.zeros(1, starts.type.dtype.numpy), starts, 0)
+        zero: Any = np.zeros(1, starts.type.dtype.numpy)
+        whole = tc.concatenate(zero, starts, 0)
         return tc.dynamic_update_slice(x, update, whole), 0
     x, update, starts = (batched_at(o, d, 0, size) for o, d in zip(operands, dims))
     shape, sizes = tuple(tc.shape(x))[1:], tuple(tc.shape(update))[1:]

@@ -80,7 +80,7 @@ def _reduce_window_sum_transpose(prim: ReduceWindowSum, ct: Tracer, operands: Se
     before = [w - lo - 1 for w, (lo, _) in zip(window, prim.padding)]
     padding = [(b, n + w - 1 - dilate(m, s) - b) for b, n, w, m, s in zip(before, shape, window, out, strides)]
     canonical = tuple(range(len(shape) + 2))
-    ones = np.ones((1, 1, *window), x.type.dtype.numpy)
+    ones: Any = np.ones((1, 1, *window), x.type.dtype.numpy)
     spread = tc.conv_general_dilated(
         tc.reshape(ct, [1, 1, *out]), ones, [1] * len(shape), padding, strides, [1] * len(shape),
         (canonical, canonical, canonical), 1, 1,
@@ -108,8 +108,9 @@ def _reduce_window_max_jvp(
     rank = len(shape)
     if out.type.size == 0:
         return Zero(out.type)
-    positions = window_positions(shape, prim)
-    lowest = -np.inf if x.type.dtype.is_float else np.iinfo(x.type.dtype.numpy).min
+    positions: Any = window_positions(shape, prim)
+    dtype: Any = x.type.dtype.numpy
+    lowest = -np.inf if x.type.dtype.is_float else np.iinfo(dtype).min
     size = math.prod(n + lo + hi for n, (lo, hi) in zip(shape, prim.padding))
     chosen = tc.argmax(tc.gather(tc.reshape(tc.pad(x, prim.padding, lowest), [size]), positions, 0, 0), rank)
     where = tc.gather(positions, chosen, rank, rank)
