@@ -63,6 +63,17 @@ def _default(op: str, **arguments: Any) -> None:
             raise _fail(op, f"{name}={value!r} is not supported (only None)")
 
 
+def _seq(op: str, name: str, values: Any) -> list[Any]:
+    """A sequence argument as a list (its items checked where they are used)."""
+    if (
+        isinstance(values, (str, bytes, dict))
+        or not isinstance(values, (Sequence, np.ndarray))
+        or (isinstance(values, np.ndarray) and values.ndim == 0)
+    ):
+        raise _fail(op, f"{name} must be a sequence, got {values!r}", ShaxTypeError)
+    return list(values)
+
+
 def _int(op: str, name: str, value: Any) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise _fail(op, f"{name} must be an int, got {value!r}", ShaxTypeError)
@@ -70,7 +81,11 @@ def _int(op: str, name: str, value: Any) -> int:
 
 
 def _ints(op: str, name: str, values: Any) -> list[int]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+    if (
+        isinstance(values, (str, bytes))
+        or not isinstance(values, (Sequence, np.ndarray))
+        or (isinstance(values, np.ndarray) and values.ndim == 0)
+    ):
         raise _fail(op, f"{name} must be a sequence of ints, got {values!r}", ShaxTypeError)
     return [_int(op, name, v) for v in values]
 
@@ -81,6 +96,8 @@ def _ints(op: str, name: str, values: Any) -> list[int]:
 def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001
     """`f` of each x along the leading axis of `xs`, the results stacked (a scan)."""
     _default("map", batch_size=batch_size)
+    if not callable(f):
+        raise _fail("map", f"f must be a function, got {f!r}", ShaxTypeError)
     return scan(lambda carry, x: (carry, f(x)), (), xs)[1]
 
 
@@ -132,7 +149,11 @@ def broadcast_in_dim(
     operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int], sharding: Any = None
 ) -> Any:
     _default("broadcast_in_dim", sharding=sharding)
-    return tc.broadcast(operand, list(broadcast_dimensions), list(shape))
+    return tc.broadcast(
+        operand,
+        _seq("broadcast_in_dim", "broadcast_dimensions", broadcast_dimensions),
+        _seq("broadcast_in_dim", "shape", shape),
+    )
 
 
 def reshape(
@@ -140,19 +161,21 @@ def reshape(
 ) -> Any:
     _default("reshape", sharding=sharding)
     if dimensions is not None:
-        operand = tc.transpose(operand, list(dimensions))
-    return tc.reshape(operand, list(new_sizes))
+        operand = tc.transpose(operand, _seq("reshape", "dimensions", dimensions))
+    return tc.reshape(operand, _seq("reshape", "new_sizes", new_sizes))
 
 
 def transpose(operand: Any, permutation: Sequence[int]) -> Any:
-    return tc.transpose(operand, list(permutation))
+    return tc.transpose(operand, _seq("transpose", "permutation", permutation))
 
 
 def slice(  # noqa: A001
     operand: Any, start_indices: Sequence[int], limit_indices: Sequence[int], strides: Sequence[int] | None = None
 ) -> Any:
     if strides is None:
-        return tc.slice(operand, list(start_indices), list(limit_indices))
+        return tc.slice(
+            operand, _seq("slice", "start_indices", start_indices), _seq("slice", "limit_indices", limit_indices)
+        )
     starts, limits = _ints("slice", "start_indices", start_indices), _ints("slice", "limit_indices", limit_indices)
     steps = _ints("slice", "strides", strides)
     if len(steps) != len(starts) or any(k < 1 for k in steps):
@@ -163,17 +186,23 @@ def slice(  # noqa: A001
 def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
     """lax.pad with (lo, hi, interior) per axis: interior padding is refused; a negative
     lo or hi crops."""
-    config = [_ints("pad", "padding_config", c) for c in padding_config]
+    config = [_ints("pad", "padding_config", c) for c in _seq("pad", "padding_config", padding_config)]
     if any(len(c) != 3 for c in config):
         raise _fail("pad", f"padding_config must be (lo, hi, interior) triples, got {padding_config!r}")
     if any(c[2] for c in config):
         raise _fail("pad", "interior padding is not supported (only 0)")
     if getattr(padding_value, "type", None) is not None:
         raise _fail("pad", "the padding value must be a constant, not a traced value", ShaxTypeError)
-    value = np.asarray(padding_value)
+    try:
+        value = np.asarray(padding_value)
+        number = value.item() if value.ndim == 0 and value.dtype.kind in "biuf" else None
+    except (TypeError, ValueError):
+        number = None
+    if number is None:
+        raise _fail("pad", f"the padding value must be a number, got {padding_value!r}", ShaxTypeError)
     if value.ndim:
         raise _fail("pad", f"the padding value must be a scalar, got shape {value.shape}", ShaxTypeError)
-    x = tc.pad(operand, [(builtins.max(lo, 0), builtins.max(hi, 0)) for lo, hi, _ in config], value.item())
+    x = tc.pad(operand, [(builtins.max(lo, 0), builtins.max(hi, 0)) for lo, hi, _ in config], number)
     shape = tc.shape(x)
     if any(lo < 0 or hi < 0 for lo, hi, _ in config):
         start = [builtins.max(-lo, 0) for lo, _, _ in config]
@@ -183,11 +212,11 @@ def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, in
 
 
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:
-    return snp.concatenate(list(operands), axis=dimension)
+    return snp.concatenate(_seq("concatenate", "operands", operands), axis=dimension)
 
 
 def rev(operand: Any, dimensions: Sequence[int]) -> Any:
-    return tc.rev(operand, list(dimensions))
+    return tc.rev(operand, _seq("rev", "dimensions", dimensions))
 
 
 def convert_element_type(operand: Any, new_dtype: Any) -> Any:
@@ -215,23 +244,26 @@ def dot_general(
 
 
 def reduce_sum(operand: Any, axes: Sequence[int]) -> Any:
-    return tc.reduce_sum(operand, list(axes))
+    return tc.reduce_sum(operand, _seq("reduce_sum", "axes", axes))
 
 
 def reduce_max(operand: Any, axes: Sequence[int]) -> Any:
-    return tc.reduce_max(operand, list(axes))
+    return tc.reduce_max(operand, _seq("reduce_max", "axes", axes))
 
 
 def reduce_min(operand: Any, axes: Sequence[int]) -> Any:
-    return tc.reduce_min(operand, list(axes))
+    return tc.reduce_min(operand, _seq("reduce_min", "axes", axes))
 
 
 def reduce_prod(operand: Any, axes: Sequence[int]) -> Any:
-    return tc.reduce_prod(operand, list(axes))
+    return tc.reduce_prod(operand, _seq("reduce_prod", "axes", axes))
 
 
 def _index_dtype(op: str, result: Any, index_dtype: Any) -> Any:
-    dtype = np.dtype(index_dtype)
+    try:
+        dtype = np.dtype(index_dtype)
+    except (TypeError, ValueError):
+        dtype = np.dtype(object)
     if dtype.kind not in "iu":
         raise _fail(op, f"index_dtype must be an integer dtype, got {index_dtype!r}", ShaxTypeError)
     return result if dtype == np.int32 else tc.convert_element_type(result, dtype)
@@ -273,7 +305,9 @@ def _start_vector(op: str, starts: Any) -> Any:
 
 
 def dynamic_slice(operand: Any, start_indices: Any, slice_sizes: Sequence[int]) -> Any:
-    return tc.dynamic_slice(operand, _start_vector("dynamic_slice", start_indices), list(slice_sizes))
+    return tc.dynamic_slice(
+        operand, _start_vector("dynamic_slice", start_indices), _seq("dynamic_slice", "slice_sizes", slice_sizes)
+    )
 
 
 def dynamic_update_slice(operand: Any, update: Any, start_indices: Any) -> Any:

@@ -26,7 +26,11 @@ def _fail(op: str, message: str, error: type[ShaxTypeError | ShaxValueError] = S
 
 
 def _ints(op: str, name: str, values: Any, count: int) -> list[int]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+    if (
+        isinstance(values, (str, bytes))
+        or not isinstance(values, (Sequence, np.ndarray))
+        or (isinstance(values, np.ndarray) and values.ndim == 0)
+    ):
         raise _fail(op, f"{name} must be a sequence of {count} ints, got {values!r}", ShaxTypeError)
     items = list(values)
     if len(items) != count or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in items):

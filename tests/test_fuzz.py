@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from fuzz_lax import CONTROL, LAX
 from fuzz_numpy import METHODS, NN, NUMPY, public_methods
 from fuzzing import (
     BAD,
@@ -420,6 +421,7 @@ NAMESPACES = {
     "testing": (shax.testing, TESTING),
     "testing.strategies": (shax.testing.strategies, STRATEGIES),
     "export": (shax.export, EXPORT),
+    "lax": (shax.lax, {**LAX, **{name: SHAX[name] for name in CONTROL}}),
 }
 
 # Typeclass functions: operands are f32 arrays (or, traced, tracers of their types); the
@@ -448,6 +450,13 @@ TYPECLASS_CALLS: dict[str, tuple[Any, ...]] = {
     "logical_not": (A23 > 2,),
     "where": (A23 > 2, A23, -A23),
     "gather": (A23, np.array([2, 0], np.int32), 1, 0),
+    "dynamic_slice": (A23, np.array([1, 0], np.int32), [1, 2]),
+    "dynamic_update_slice": (A23, A23[:1, :2], np.array([1, 0], np.int32)),
+    "conv_general_dilated": (
+        A23.reshape(1, 1, 2, 3), A23[:1, :2].reshape(1, 1, 1, 2), [1, 1], [(0, 0), (1, 0)], [1, 1], [1, 1],
+        ((0, 1, 2, 3),) * 3, 1, 1,
+    ),
+    **{name: (A23, [2, 2], [1, 1], [(0, 0), (1, 0)]) for name in ("reduce_window_sum", "reduce_window_max")},
     **{name: (A23, np.array([2, 0], np.int32), A23[:, :2], 1, 0) for name in ("scatter", "scatter_add")},
 }
 
@@ -502,6 +511,7 @@ ENTRY_POINTS: dict[str, Call] = {
     **{f"optimizers.{k}": c for k, c in OPTIMIZERS.items()},
     **{f"numpy.{k}": c for k, c in NUMPY.items()},
     **{f"nn.{k}": c for k, c in NN.items()},
+    **{f"lax.{k}": c for k, c in LAX.items()},
     **{f"Tracer.{k}": c for k, c in METHODS.items()},
     **{f"testing.{k}": c for k, c in TESTING.items()},
     **{f"testing.strategies.{k}": c for k, c in STRATEGIES.items()},
