@@ -10,6 +10,7 @@ from shax import checked_numpy as _checked_numpy  # noqa: F401 - registers shax'
 from shax import (
     export,  # shax.export.to_jax; imports jax only when called
     extend,
+    lax,
     nn,
     numpy,
     optimizers,
@@ -68,4 +69,5 @@ __all__ = [
     "scan", "fori_loop", "while_loop",
     "export",
     "cond", "switch",
+    "lax",
 ]  # fmt: skip

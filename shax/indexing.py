@@ -195,11 +195,63 @@ def _sliced(x: Any, slices: list[slice]) -> Any:
 
 def index(x: Any, key: Any) -> Any:
     """numpy's `x[key]`."""
+    x, key = _dynamic_slices(x, key)
     shape = tuple(tc.shape(x))
     items = _parse(key, shape)
     if not any(isinstance(item, tuple) for item in items):
         return _basic(x, shape, items)
     return _advanced(x, shape, items)
+
+
+def _is_traced_slice(item: Any) -> bool:
+    return isinstance(item, slice) and any(_traced_type(b) is not None for b in (item.start, item.stop))
+
+
+def _width(item: slice) -> int:
+    """k of a slice `i:i + k` whose start i is traced (k a constant int, written as i + k or k + i)."""
+    start, stop = item.start, item.stop
+    prim, args = getattr(stop, "prim", None), getattr(stop, "args", ())
+    if _traced_type(start) is None or item.step not in (None, 1) or type(prim).__name__ != "Add":
+        raise _fail("a slice with a traced bound must be x[i:i + k], k a constant int (or use lax.dynamic_slice)")
+    others = [a for a in args if a is not start]
+    value = getattr(getattr(others[0], "prim", None), "value", None) if len(others) == 1 else None
+    if value is None or np.ndim(value) or np.asarray(value).dtype.kind not in "iu":
+        raise _fail("a slice with a traced bound must be x[i:i + k], k a constant int (or use lax.dynamic_slice)")
+    return int(value)
+
+
+def _dynamic_slices(x: Any, key: Any) -> tuple[Any, Any]:
+    """x read by `dynamic_slice` along each axis the key slices as `i:i + k` with a traced
+    start i, and the key with those slices made whole. The start is clamped into
+    [0, n - k] (JAX's dynamic_slice; numpy's answer whenever the slice lies inside x)."""
+    items = list(key) if isinstance(key, tuple) else [key]
+    if not any(_is_traced_slice(item) for item in items):
+        return x, key
+    shape = tuple(tc.shape(x))
+    taken = [0 if item is None or item is Ellipsis else 1 for item in items]
+    ellipsis = next((p for p, item in enumerate(items) if item is Ellipsis), len(items))
+    starts: list[Any] = [np.zeros(1, np.int32)] * len(shape)
+    sizes = list(shape)
+    for p, item in enumerate(items):
+        if not _is_traced_slice(item):
+            continue
+        axis = sum(taken[:p]) if p < ellipsis else len(shape) - sum(taken[p:])
+        if not 0 <= axis < len(shape):
+            raise _fail(f"too many indices for a tensor of rank {len(shape)}", ShaxValueError)
+        sizes[axis] = _width(item)
+        if not 0 <= sizes[axis] <= shape[axis]:
+            raise _fail(
+                f"a slice of {sizes[axis]} elements does not fit axis {axis} of size {shape[axis]}", ShaxValueError
+            )
+        start = item.start
+        if start.type.rank or start.type.dtype.is_float or start.type.dtype.name == "bool":
+            raise _fail(f"a traced slice start must be an integer scalar, got {start.type}")
+        starts[axis] = tc.reshape(tc.convert_element_type(start, np.int32), [1])
+        items[p] = slice(None)
+    vector = starts[0]
+    for part in starts[1:]:
+        vector = tc.concatenate(vector, part, 0)
+    return tc.dynamic_slice(x, vector, sizes), tuple(items)
 
 
 def _basic(x: Any, shape: tuple[int, ...], items: list[Any]) -> Any:

@@ -57,12 +57,15 @@ from typeclasses import (
     broadcast,
     ceil,
     concatenate,
+    conv_general_dilated,
     convert_element_type,
     cos,
     cosh,
     div,
     dot,
     dot_general,
+    dynamic_slice,
+    dynamic_update_slice,
     eq,
     erf,
     exp,
@@ -92,6 +95,8 @@ from typeclasses import (
     reduce_min,
     reduce_prod,
     reduce_sum,
+    reduce_window_max,
+    reduce_window_sum,
     rem,
     reshape,
     rev,
@@ -265,6 +270,26 @@ def binary(
         Case("scalar_lhs", function, ((), (2, 3))),
     )
     return Spec(prim, cases, domains, dtypes)
+
+
+_NHWC = ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))
+
+
+def _conv(
+    x: Any,
+    w: Any,
+    strides: list[int],
+    padding: list[tuple[int, int]],
+    lhs_dilation: list[int] | None = None,
+    rhs_dilation: list[int] | None = None,
+    specs: Any = None,
+    groups: int = 1,
+) -> Any:
+    """conv_general_dilated with no dilation and canonical axes (N, C, spatial...) unless given."""
+    ones = [1] * len(strides)
+    canonical = tuple(range(len(strides) + 2))
+    specs = specs or (canonical, canonical, canonical)
+    return conv_general_dilated(x, w, strides, padding, lhs_dilation or ones, rhs_dilation or ones, specs, groups, 1)
 
 
 # Called definitions by (function, argument types): a call holds its callee by identity,
@@ -572,6 +597,54 @@ ROWS: list[Spec] = [
             fixed=(None, i32, None),
         )
         for prim, f, dtypes in ((P.ScatterAdd, scatter_add, NO_BOOL), (P.Scatter, scatter, ALL))
+    ),
+    Spec(
+        P.DynamicSlice,
+        (
+            Case("block", lambda x, s: dynamic_slice(x, s, [2, 2]), ((3, 4), (2,))),
+            Case("whole", lambda x, s: dynamic_slice(x, s, [3]), ((3,), (1,))),
+        ),
+        (REAL, INDEX),
+        ALL,
+        fixed=(None, i32),
+    ),
+    Spec(
+        P.DynamicUpdateSlice,
+        (
+            Case("block", lambda x, u, s: dynamic_update_slice(x, u, s), ((3, 4), (2, 2), (2,))),
+            Case("vector", lambda x, u, s: dynamic_update_slice(x, u, s), ((4,), (1,), (1,))),
+        ),
+        (REAL, REAL, INDEX),
+        ALL,
+        fixed=(None, None, i32),
+    ),
+    Spec(
+        P.ConvGeneralDilated,
+        (
+            Case("nchw", lambda x, w: _conv(x, w, [1, 1], [(1, 0), (0, 1)]), ((2, 2, 4, 3), (3, 2, 2, 2))),
+            Case(
+                "strided_dilated",
+                lambda x, w: _conv(x, w, [2, 1], [(1, -1), (2, 0)], [1, 2], [2, 1]),
+                ((1, 2, 5, 3), (2, 2, 2, 2)),
+            ),
+            # Its kernel's transpose is a convolution with batch groups.
+            Case("grouped", lambda x, w: _conv(x, w, [1], [(0, 0)], groups=2), ((2, 4, 5), (4, 2, 2))),
+            Case("nhwc", lambda x, w: _conv(x, w, [1, 2], [(0, 1), (1, 1)], specs=_NHWC), ((2, 4, 3, 2), (2, 2, 2, 3))),
+        ),
+        (REAL, REAL),
+        NO_BOOL,
+    ),
+    *(
+        Spec(
+            prim,
+            (
+                Case("pool", lambda x, f=f: f(x, [1, 2, 2], [1, 2, 1], [(0, 0), (0, 1), (1, 0)]), ((2, 3, 4),)),
+                Case("vector", lambda x, f=f: f(x, [3], [2], [(0, 0)]), ((7,),)),
+            ),
+            (REAL,),
+            NO_BOOL,
+        )
+        for prim, f in ((P.ReduceWindowSum, reduce_window_sum), (P.ReduceWindowMax, reduce_window_max))
     ),
     Spec(
         P.DotGeneral,

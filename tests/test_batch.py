@@ -77,6 +77,11 @@ def axis_choices(t: TensorType) -> list[int | None]:
 # One check per spec row, case and dtype, at every combination of operand batch axes -----
 
 
+# Bindings a batching rule adds beyond 4, a fixed number whatever the batch size: conv's
+# axes merged into its batch, features or groups and split out again (a transpose and a
+# reshape each); a dynamic slice at batched starts, each example's flat positions.
+REARRANGING = {P.ConvGeneralDilated: 6, P.DynamicSlice: 14, P.DynamicUpdateSlice: 16}
+
 # Every dtype a row accepts (a constant, which has no operand dtype, once).
 ROW_PARAMS = [p for p in spec_params(SPECS, DTYPES) if p.values[2] in p.values[0].dtypes]
 
@@ -97,7 +102,7 @@ def test_every_primitive_at_every_batch_axis(spec: Any, case: Any, dtype: Any) -
         # Batching never repeats an operation per example (a cond on a batched index runs
         # its branches' bindings inline, each once).
         inlined = sum(len(d.bindings) for b in defn.bindings for d in b.prim.subdefinitions())
-        assert len(batched.bindings) <= len(defn.bindings) + inlined + 4
+        assert len(batched.bindings) <= len(defn.bindings) + inlined + 4 + REARRANGING.get(spec.prim, 0)
 
 
 # Properties over generated programs ---------------------------------------------------

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from fuzz_lax import CONTROL, LAX
 from fuzz_numpy import LINALG, METHODS, NN, NUMPY, public_methods
 from fuzzing import (
     BAD,
@@ -473,6 +474,7 @@ NAMESPACES = {
     "testing": (shax.testing, TESTING),
     "testing.strategies": (shax.testing.strategies, STRATEGIES),
     "export": (shax.export, EXPORT),
+    "lax": (shax.lax, {**LAX, **{name: SHAX[name] for name in CONTROL}}),
 }
 
 # Typeclass functions: operands are f32 arrays (or, traced, tracers of their types); the
@@ -506,6 +508,20 @@ TYPECLASS_CALLS: dict[str, tuple[Any, ...]] = {
     **{name: (U23, U23 + 30) for name in ("shift_left", "shift_right_logical", "shift_right_arithmetic")},
     "bitcast_convert_type": (A23, np.uint32),
     "gather": (A23, np.array([2, 0], np.int32), 1, 0),
+    "dynamic_slice": (A23, np.array([1, 0], np.int32), [1, 2]),
+    "dynamic_update_slice": (A23, A23[:1, :2], np.array([1, 0], np.int32)),
+    "conv_general_dilated": (
+        A23.reshape(1, 1, 2, 3),
+        A23[:1, :2].reshape(1, 1, 1, 2),
+        [1, 1],
+        [(0, 0), (1, 0)],
+        [1, 1],
+        [1, 1],
+        ((0, 1, 2, 3),) * 3,
+        1,
+        1,
+    ),
+    **{name: (A23, [2, 2], [1, 1], [(0, 0), (1, 0)]) for name in ("reduce_window_sum", "reduce_window_max")},
     **{name: (A23, np.array([2, 0], np.int32), A23[:, :2], 1, 0) for name in ("scatter", "scatter_add")},
 }
 
@@ -563,6 +579,7 @@ ENTRY_POINTS: dict[str, Call] = {
     **{f"nn.{k}": c for k, c in NN.items()},
     **{f"random.{k}": c for k, c in RANDOM.items()},
     **{f"nn.initializers.{k}": c for k, c in INITIALIZERS.items()},
+    **{f"lax.{k}": c for k, c in LAX.items()},
     **{f"Tracer.{k}": c for k, c in METHODS.items()},
     **{f"testing.{k}": c for k, c in TESTING.items()},
     **{f"testing.strategies.{k}": c for k, c in STRATEGIES.items()},

@@ -8,7 +8,8 @@ Ord:      min max lt le gt ge (default methods: maximum minimum clip)
 HNP:      reshape broadcast transpose rev slice pad concatenate convert_element_type reduce_sum select dot_general eq ne
           reduce_max reduce_min reduce_prod argmax argmin argsort logical_and logical_or logical_not
           bitwise_and bitwise_or bitwise_xor bitwise_not shift_left shift_right_logical
-          shift_right_arithmetic bitcast_convert_type gather scatter_add scatter stop_gradient
+          shift_right_arithmetic bitcast_convert_type gather scatter_add scatter dynamic_slice
+          dynamic_update_slice stop_gradient conv_general_dilated reduce_window_sum reduce_window_max
           (default methods: dot, matmul, mean, var, where), and `shape` to ask a value for
           its shape.
 Static parameters (shapes, axes, dimension numbers) come after the operands.
@@ -43,7 +44,9 @@ __all__ = [
     "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "shift_left",
     "shift_right_arithmetic", "shift_right_logical",
     # indexing
-    "gather", "scatter", "scatter_add",
+    "gather", "scatter", "scatter_add", "dynamic_slice", "dynamic_update_slice",
+    # windows: convolution and pooling
+    "conv_general_dilated", "reduce_window_max", "reduce_window_sum",
     # differentiation
     "stop_gradient",
 ]  # fmt: skip
@@ -475,6 +478,63 @@ def scatter(x: H, indices: H, updates: H, axis: int, batch_dims: int) -> H:
     """x with `updates` written at the positions gather reads; of several updates to one
     position the last, in C order of the indices, is kept (numpy's assignment)."""
     return pick("scatter", x, indices, updates).scatter(x, indices, updates, axis, batch_dims)
+
+
+# Slices at traced starts (XLA's): `starts` is an integer vector, one start per axis of x,
+# each clamped into [0, n - size] so the slice stays inside x.
+
+
+@typeclass_function(HNP)
+def dynamic_slice(x: H, starts: H, sizes: Sequence[int]) -> H:
+    """The block of x of shape `sizes` at `starts` (clamped into range)."""
+    return pick("dynamic_slice", x, starts).dynamic_slice(x, starts, sizes)
+
+
+@typeclass_function(HNP)
+def dynamic_update_slice(x: H, update: H, starts: H) -> H:
+    """x with `update` written over the block of its shape at `starts` (clamped into range)."""
+    return pick("dynamic_update_slice", x, update, starts).dynamic_update_slice(x, update, starts)
+
+
+# Windows (XLA's convolution and reduce_window). A convolution's `dimension_numbers` are
+# three tuples of axes: lhs (batch, feature, spatial...), rhs (out feature, in feature,
+# spatial...), result (batch, feature, spatial...); `padding` one (lo, hi) pair per
+# spatial axis (negative ones crop).
+
+
+@typeclass_function(HNP)
+def conv_general_dilated(
+    lhs: H,
+    rhs: H,
+    window_strides: Sequence[int],
+    padding: Sequence[tuple[int, int]],
+    lhs_dilation: Sequence[int],
+    rhs_dilation: Sequence[int],
+    dimension_numbers: tuple[Sequence[int], Sequence[int], Sequence[int]],
+    feature_group_count: int,
+    batch_group_count: int,
+) -> H:
+    """XLA's convolution of lhs with the kernel rhs (a cross-correlation, as XLA's)."""
+    return pick("conv_general_dilated", lhs, rhs).conv_general_dilated(
+        lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+        feature_group_count, batch_group_count,
+    )  # fmt: skip
+
+
+@typeclass_function(HNP)
+def reduce_window_sum(
+    x: H, window_dimensions: Sequence[int], window_strides: Sequence[int], padding: Sequence[tuple[int, int]]
+) -> H:
+    """The sum of each window of x (padded with zeros), every stride-th window per axis."""
+    return pick("reduce_window_sum", x).reduce_window_sum(x, window_dimensions, window_strides, padding)
+
+
+@typeclass_function(HNP)
+def reduce_window_max(
+    x: H, window_dimensions: Sequence[int], window_strides: Sequence[int], padding: Sequence[tuple[int, int]]
+) -> H:
+    """The largest element of each window of x (padded with its dtype's lowest value)."""
+    return pick("reduce_window_max", x).reduce_window_max(x, window_dimensions, window_strides, padding)
 
 
 # The logical functions take and return booleans, elementwise.

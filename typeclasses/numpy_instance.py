@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from typeclasses import libm, numpy_gather
+from typeclasses import libm, numpy_gather, numpy_windows
 from typeclasses.dispatch import register_instance
 from typeclasses.functions import DotDims
 from typeclasses.instance import Instance
@@ -305,6 +305,47 @@ class NumpyInstance(Instance):
 
     def scatter(self, x: Any, indices: Any, updates: Any, axis: int, batch_dims: int) -> Any:
         return numpy_gather.scatter(x, indices, updates, axis, batch_dims)
+
+    def dynamic_slice(self, x: Any, starts: Any, sizes: Sequence[int]) -> Any:
+        return numpy_windows.dynamic_slice(x, starts, sizes)
+
+    def dynamic_update_slice(self, x: Any, update: Any, starts: Any) -> Any:
+        return numpy_windows.dynamic_update_slice(x, update, starts)
+
+    def conv_general_dilated(
+        self,
+        lhs: Any,
+        rhs: Any,
+        window_strides: Sequence[int],
+        padding: Sequence[tuple[int, int]],
+        lhs_dilation: Sequence[int],
+        rhs_dilation: Sequence[int],
+        dimension_numbers: tuple[Sequence[int], Sequence[int], Sequence[int]],
+        feature_group_count: int,
+        batch_group_count: int,
+    ) -> Any:
+        return numpy_windows.conv_general_dilated(
+            lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+            feature_group_count, batch_group_count,
+        )  # fmt: skip
+
+    def reduce_window_sum(
+        self,
+        x: Any,
+        window_dimensions: Sequence[int],
+        window_strides: Sequence[int],
+        padding: Sequence[tuple[int, int]],
+    ) -> Any:
+        return numpy_windows.reduce_window("sum", x, window_dimensions, window_strides, padding)
+
+    def reduce_window_max(
+        self,
+        x: Any,
+        window_dimensions: Sequence[int],
+        window_strides: Sequence[int],
+        padding: Sequence[tuple[int, int]],
+    ) -> Any:
+        return numpy_windows.reduce_window("max", x, window_dimensions, window_strides, padding)
 
     def dot_general(self, x: Any, y: Any, dims: DotDims) -> Any:
         # Bring x to (batch, free, contracting) and y to (batch, contracting, free),

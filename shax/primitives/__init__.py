@@ -8,9 +8,11 @@ from shax.primitives import (  # families
     call,
     concatenate,
     constant,
+    conv,
     convert,
     custom,  # noqa: E402 - after call, whose Call it uses
     dot,
+    dynamic_slice,
     elementwise_more,
     gather,
     linalg,
@@ -21,6 +23,7 @@ from shax.primitives import (  # families
     shape,
     sort,
     stop_gradient,
+    windows,
 )
 from shax.primitives import cond as cond_family  # control flow
 from shax.primitives.bitwise import *  # noqa: F403
@@ -28,9 +31,11 @@ from shax.primitives.call import *  # noqa: F403
 from shax.primitives.concatenate import *  # noqa: F403
 from shax.primitives.cond import *  # noqa: F403
 from shax.primitives.constant import *  # noqa: F403 - each family module lists its primitives in __all__
+from shax.primitives.conv import *  # noqa: F403
 from shax.primitives.convert import *  # noqa: F403
 from shax.primitives.custom import *  # noqa: F403,E402
 from shax.primitives.dot import *  # noqa: F403
+from shax.primitives.dynamic_slice import *  # noqa: F403
 from shax.primitives.elementwise import Pointwise, elementwise
 from shax.primitives.elementwise_more import *  # noqa: F403
 from shax.primitives.gather import *  # noqa: F403
@@ -42,6 +47,7 @@ from shax.primitives.rev import *  # noqa: F403
 from shax.primitives.shape import *  # noqa: F403
 from shax.primitives.sort import *  # noqa: F403
 from shax.primitives.stop_gradient import *  # noqa: F403
+from shax.primitives.windows import *  # noqa: F403
 
 __all__ = ["Arg", "Linearity", "Pointwise", "Primitive", "all_primitives", "elementwise"]
 __all__ += (
@@ -54,3 +60,4 @@ __all__ += loops.__all__
 __all__ += cond_family.__all__
 __all__ += linalg.__all__
 __all__ += bitwise.__all__
+__all__ += conv.__all__ + dynamic_slice.__all__ + windows.__all__
