@@ -1,6 +1,6 @@
 """numpy's dtype promotion on the numpy surface: `shax.numpy`'s functions, and Python's
-operators on tracers (`PromotedOperators`, mixed into the tracer). Where a traced operation mixes dtypes, each operand is
-converted to the dtype numpy's own computation takes it in, so a function gives the same
+operators on tracers (`PromotedOperators`, mixed into the tracer). Where a traced operation
+mixes dtypes, each operand is converted to the dtype numpy's own computation takes it in, so a function gives the same
 dtypes traced as on numpy arrays: `f32 + i32` is f64, `sin(i32)` f64, `i32 == i64` compares
 in i64, `i32 * 0.5` is f64. A traced operand's conversion is a `convert_element_type`
 binding, visible in the printed program; a numpy constant is converted as numpy would
@@ -10,8 +10,10 @@ The table is numpy's, asked on the numpy dtypes of shax's (`ufunc.resolve_dtypes
 ufunc, `np.result_type` for the functions that take operands to a common dtype), so a
 new shax dtype needs no rows here. NEP 50's rules come with it: a Python number is weak
 (`x * 2` keeps x's dtype; `weak_dtype` still refuses one the dtype cannot hold), a numpy
-scalar or array is not (`f32 * np.float64(2)` is f64). Where numpy computes in a dtype
-shax lacks (`sin` of a u8 is float16), the operation is a ShaxTypeError naming it.
+scalar or array is not (`f32 * np.float64(2)` is f64). Where numpy computes traced operands
+in a dtype shax lacks (`sin` of a u8 is float16), the operation is a ShaxTypeError naming it.
+numpy values alone are converted too, so that `shax.numpy`'s structural functions
+(`concatenate`, `where`) and its strict numpy instance give numpy's answers on them.
 
 Only this surface promotes: the typeclass functions (`tc.add`, `tc.sin`, ...) stay strict,
 as the Haskell original is, so rules and passes never convert behind the user's back.
@@ -38,7 +40,7 @@ Key = Any
 
 def ufunc_operands(ufunc: np.ufunc, op: str, *operands: Any) -> tuple[Any, ...]:
     """`operands` of numpy's `ufunc` (shax's `op`), each in the dtype numpy's loop for
-    them takes it in; unchanged unless one is a tracer."""
+    them takes it in."""
     if _unmixed(operands):
         return operands
     keys = _keys(operands)
@@ -47,12 +49,10 @@ def ufunc_operands(ufunc: np.ufunc, op: str, *operands: Any) -> tuple[Any, ...]:
     return _converted(op, operands, keys, _ufunc_loop(ufunc, keys))
 
 
-def common_operands(op: str, operands: Sequence[Any], others: Sequence[Any] = ()) -> tuple[Any, ...]:
+def common_operands(op: str, operands: Sequence[Any]) -> tuple[Any, ...]:
     """`operands` in numpy's common dtype of them (`np.result_type`: `where`'s branches,
-    `concatenate`'s arrays), when one of them or of `others` (`where`'s condition) is a tracer."""
+    `concatenate`'s arrays)."""
     operands = tuple(operands)
-    if not any(isinstance(o, PromotedOperators) for o in (*operands, *others)):
-        return operands
     keys = _keys(operands)
     if keys is None:
         return operands
@@ -61,8 +61,8 @@ def common_operands(op: str, operands: Sequence[Any], others: Sequence[Any] = ()
 
 
 def _unmixed(operands: Sequence[Any]) -> bool:
-    """Whether nothing needs converting, found cheaply for the common case: no tracer, or
-    tracers of one float dtype and Python numbers (numpy computes floats in their own dtype)."""
+    """Whether nothing needs converting, found cheaply for the common case: tracers of one
+    float dtype and Python numbers (numpy computes floats in their own dtype)."""
     dtype = None
     for o in operands:
         if isinstance(o, PromotedOperators):
@@ -71,8 +71,8 @@ def _unmixed(operands: Sequence[Any]) -> bool:
             elif o.type.dtype is not dtype:
                 return False
         elif type(o) is not float and type(o) is not int:
-            return not any(isinstance(v, PromotedOperators) for v in operands)
-    return dtype is None or dtype.is_float
+            return False
+    return dtype is not None and dtype.is_float
 
 
 def _keys(operands: Sequence[Any]) -> tuple[Key, ...] | None:
@@ -117,10 +117,12 @@ def _converted(
 ) -> tuple[Any, ...]:
     if wants is None:
         return operands
+    if not any(isinstance(o, PromotedOperators) for o in operands) and not all(map(_has_shax_dtype, wants)):
+        return operands  # numpy values numpy computes in a dtype shax lacks (float16): numpy's own answer
     one = all(w == wants[0] for w in wants)
     out = []
     for o, key, want in zip(operands, keys, wants):
-        if key is int or key is float:
+        if key is int or key is float or isinstance(o, bool):
             out.append(_number(op, o, want, one))
         elif key == want:
             out.append(o)
@@ -135,13 +137,21 @@ def _number(op: str, number: bool | int | float, want: np.dtype[Any], one: bool)
     to `want` anyway (weakly, beside operands of that one dtype), else an array of `want`;
     an error if `want` cannot hold it (300 as a u8)."""
     dtype = _shax_dtype(op, want, (number,))
-    if dtype.name == "bool":
-        return np.asarray(number, np.bool_)
+    if isinstance(number, bool) or dtype.name == "bool":  # numpy's value: True as 1.0, 2 as True
+        return np.asarray(number, want)
     try:
         weak_dtype(number, dtype, op)
     except ShaxError as error:
         raise at(error, current_source()) from None
     return number if one else np.asarray(number, want)
+
+
+def _has_shax_dtype(dtype: np.dtype[Any]) -> bool:
+    try:
+        dtype_of_numpy(dtype)
+    except ShaxError:
+        return False
+    return True
 
 
 def _shax_dtype(op: str, want: np.dtype[Any], operands: Sequence[Any]) -> DType:

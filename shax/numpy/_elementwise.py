@@ -186,14 +186,15 @@ def _is_integer(a: Any) -> bool:
 def clip(a: Any, a_min: Any, a_max: Any, out: None = None, **options: Any) -> Any:
     """numpy's `clip`: min(max(a, a_min), a_max); either bound may be None (not both)."""
     ufunc_options("clip", {"out": out, **options})
-    a = as_array(a)
     if a_min is None and a_max is None:
         raise at(ShaxValueError("clip: a_min and a_max are both None: give at least one"), current_source())
+    bounds = [as_array(b) for b in (a_min, a_max) if b is not None]
+    a, *bounds = common_operands("clip", (as_array(a), *bounds))  # numpy's dtype of the three (NEP 50)
     if a_max is None:
-        return tc.maximum(a, as_array(a_min))
+        return tc.maximum(a, *bounds)
     if a_min is None:
-        return tc.minimum(a, as_array(a_max))
-    return tc.clip(a, as_array(a_min), as_array(a_max))
+        return tc.minimum(a, *bounds)
+    return tc.clip(a, *bounds)
 
 
 def where(condition: Any, x: Any = None, y: Any = None, /) -> Any:
@@ -205,7 +206,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /) -> Any:
     if x is None or y is None:
         raise at(ShaxValueError("where: give both x and y, or neither"), current_source())
     condition = as_array(condition)
-    return tc.where(condition, *common_operands("where", (as_array(x), as_array(y)), (condition,)))
+    return tc.where(condition, *common_operands("where", (as_array(x), as_array(y))))
 
 
 def _nonzero(condition: Any) -> Any:
