@@ -22,7 +22,8 @@ def test_values_in_wrt_say_to_name_them() -> None:
     with pytest.raises(shax.ShaxTypeError) as info:
         shax.grad(loss, wrt=(W, B))
     message = str(info.value)
-    assert message.startswith("grad: wrt takes the parameters' names or positions, not their values (got f32[3], f32[])")
+    assert message.startswith("grad: wrt takes the parameters' names or positions, not their values")
+    assert "(got f32[3], f32[])" in message
     assert "wrt=('w', 'b')" in message and "argnums=(0, 1)" in message and "test_wrt_values.py" in message
 
 

@@ -75,7 +75,7 @@ def _values_given(what: str, option: str, items: tuple[Any, ...], several: bool,
     names = [n for n in parameter_names(fn, len(items)) if n] if fn is not None else []
     positions = tuple(range(len(items))) if several else 0
     named = f"wrt={tuple(names)!r}" if several and len(names) == len(items) else f"wrt={names[0]!r}" if names else ""
-    name_it = f"name them ({named}) or " if named else "name them (wrt=\"w\") or "
+    name_it = f"name them ({named}) or " if named else 'name them (wrt="w") or '
     shown = ", ".join(describe(item) for item in items)
     message = (
         f"{what}: {option} takes the parameters' names or positions, not their values (got {shown}): "
