@@ -13,12 +13,13 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxTypeError, ShaxValueError, at
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
 from shax.location import current_source
 from shax.numpy._arrays import _int
 from shax.numpy._options import ufunc_options, unsupported
 from shax.promotion import common_operands, ufunc_operands
 from shax.tracer import Tracer
+from shax.types import weak_dtype
 
 __all__ = [
     "abs", "absolute", "add", "arccos", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "clip",
@@ -116,8 +117,11 @@ def _divmod(op: str, x1: Any, x2: Any, options: dict[str, Any]) -> tuple[Any, An
             raise at(ShaxTypeError(f"{op}: numpy: {error}"), current_source()) from None
     x1, x2 = ufunc_operands(np.divmod, op, x1, x2)
     dtype = (x1 if isinstance(x1, Tracer) else x2).dtype
-    # A Python number as a scalar of that dtype: below, it meets other numbers (x2 < 0).
-    x1, x2 = (np.asarray(v, dtype.numpy) if isinstance(v, (bool, int, float)) else v for v in (x1, x2))
+    # A Python number as a scalar of that dtype (weakly: 10**400 is no f32): below, it meets other numbers (x2 < 0).
+    try:
+        x1, x2 = (np.asarray(v, weak_dtype(v, dtype, op).numpy) if isinstance(v, (int, float)) else v for v in (x1, x2))
+    except ShaxError as error:
+        raise at(named(error, op), current_source()) from None
     if not dtype.is_float:
         quotient, rest = tc.quot(x1, x2), tc.rem(x1, x2)
         moved = tc.logical_and(tc.ne(rest, 0), tc.ne(tc.lt(rest, 0), tc.lt(x2, 0)))

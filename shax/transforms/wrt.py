@@ -66,8 +66,15 @@ def _checked(what: str, option: str, wrt: Wrt, names: bool, fn: Callable[..., An
 
 
 def _is_value(item: Any) -> bool:
-    """Whether `item` is a parameter's value (an array, a tracer, a float) rather than its name or position."""
-    return isinstance(item, (float, np.ndarray, np.floating, dict)) or hasattr(item, "shape")
+    """Whether `item` is a parameter's value (a float array, a tracer, a dict of them) rather
+    than its name or position (a Python float or an int array stays an ill-typed `wrt`)."""
+    if isinstance(item, dict):
+        return True
+    dtype = getattr(item, "dtype", None)
+    try:
+        return dtype is not None and np.dtype(dtype).kind == "f"
+    except TypeError:
+        return False
 
 
 def _values_given(what: str, option: str, items: tuple[Any, ...], several: bool, fn: Callable[..., Any] | None) -> Any:
