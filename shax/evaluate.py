@@ -19,6 +19,7 @@ import numpy as np
 
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, a_type, at
 from shax.ir import Binding, Definition
+from shax.jax_arrays import from_jax
 from shax.location import current_source
 from shax.primitive import Arg, MultiOutput
 from shax.rules.evaluate import eval_rules, numpy_rules
@@ -68,8 +69,8 @@ def evaluate(defn: Definition, *args: Any) -> list[Any]:
 
 
 def check_argument(what: str, declared: TensorType, value: Any) -> Any:
-    """`value` as an argument of type `declared`: tracers and arrays must match it,
-    Python numbers are weakly typed and take its dtype."""
+    """`value` as an argument of type `declared`: tracers and arrays must match it (a JAX
+    array is read as numpy's), Python numbers are weakly typed and take its dtype."""
     if isinstance(value, Tracer):
         given = value.type
     elif (
@@ -87,6 +88,9 @@ def check_argument(what: str, declared: TensorType, value: Any) -> Any:
         except ShaxError as error:  # a dtype shax lacks, an int beyond i32
             raise type(error)(f"{what}: {error}") from None
     else:
+        array = from_jax(value)  # a JAX tangent or cotangent: read as numpy's
+        if array is not value:
+            return check_argument(what, declared, array)
         raise ShaxTypeError(f"{what} must be a tensor of type {declared}, got {a_type(value)}")
     if given != declared:
         raise ShaxTypeError(f"{what} has type {given}, but {declared} was declared")

@@ -31,9 +31,9 @@ from shax.location import current_attribution, current_source
 from shax.primitive import Arg, DerivedInstance, Primitive, from_user_args, primitive_method
 from shax.primitives import Broadcast, Constant, ConvertElementType, Select
 from shax.primitives.constant import uniform_value
+from shax.promotion import PromotedOperators
 from shax.rules.types import result_type
 from shax.types import DType, TensorType, bool_, dtype_of_numpy, reference_dtype, weak_dtype
-from typeclasses.operators import Operators
 
 
 class Trace:
@@ -100,7 +100,7 @@ def tracing() -> bool:
     return _depth.get() > 0
 
 
-class Tracer(ArrayMethods, ArrayProtocols, ReductionMethods, Operators):
+class Tracer(ArrayMethods, ArrayProtocols, ReductionMethods, PromotedOperators):
     __slots__ = ("trace", "prim", "args", "type", "source", "origin")
 
     def __init__(

@@ -11,6 +11,7 @@ import pytest
 
 import shax
 import shax.numpy as snp
+import typeclasses as tc
 from shax import f32, i32, i64, u8
 from shax.types import TensorType
 
@@ -104,11 +105,14 @@ def test_weak_int_that_does_not_fit_u8_is_an_error(number: int) -> None:
         shax.jit(lambda x, n: x + n)(image, number)
 
 
-def test_mixed_dtypes_are_errors() -> None:
+def test_mixed_dtypes_promote_on_the_numpy_surface_only() -> None:
+    # Operators promote as numpy does (tests/test_promotion.py); the typeclass functions stay strict.
+    assert shax.jit(lambda x, y: x + y)(np.arange(3), np.arange(3, dtype=np.int32)).dtype == np.int64
+    assert shax.jit(lambda x: x * 0.5)(np.zeros(2, np.uint8)).dtype == np.float64
     with pytest.raises(shax.ShaxTypeError, match=r"add: operands have different dtypes.*i64\[3\], i32\[3\]"):
-        shax.jit(lambda x, y: x + y)(np.arange(3), np.arange(3, dtype=np.int32))
+        shax.jit(lambda x, y: tc.add(x, y))(np.arange(3), np.arange(3, dtype=np.int32))
     with pytest.raises(shax.ShaxTypeError, match=r"Python float 0.5 with a u8 tensor"):
-        shax.jit(lambda x: x * 0.5)(np.zeros(2, np.uint8))
+        shax.jit(lambda x: tc.mul(x, 0.5))(np.zeros(2, np.uint8))
 
 
 def test_a_python_int_alone_stays_i32() -> None:

@@ -104,11 +104,12 @@ def bad_max(x, y):
 
 
 def bad_dtypes(x, y):
-    return x - y  # bad-dtypes
+    # the typeclass functions are strict (operators promote, as numpy's: tests/test_promotion.py)
+    return tc.sub(x, y)  # bad-dtypes
 
 
 def bad_weak_float(x):
-    return x * 1.5  # bad-weak-float
+    return tc.mul(x, 1.5)  # bad-weak-float
 
 
 def bad_select_shapes(p, a, b):

@@ -74,10 +74,10 @@ class Operators(_Member):
     # A comparison with what is no tensor (None, a string) is Python's, as in numpy and JAX:
     # `x == None` is False.
     def __eq__(self, other: Any) -> Any:
-        return tc.eq(self, other) if _comparable(other) else NotImplemented
+        return tc.eq(self, other) if comparable(other) else NotImplemented
 
     def __ne__(self, other: Any) -> Any:
-        return tc.ne(self, other) if _comparable(other) else NotImplemented
+        return tc.ne(self, other) if comparable(other) else NotImplemented
 
     def __lt__(self, other: Any) -> Any:
         return tc.lt(self, other)
@@ -94,5 +94,6 @@ class Operators(_Member):
     # Defining `__eq__` leaves the class without `__hash__` (Python's rule), as it must be.
 
 
-def _comparable(other: object) -> bool:
+def comparable(other: object) -> bool:
+    """Whether `==` and `!=` with `other` are elementwise (else Python's: `x == None` is False)."""
     return isinstance(other, (Operators, np.ndarray, np.generic, int, float))

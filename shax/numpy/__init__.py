@@ -4,13 +4,15 @@ numpy values a function returns an `Array` where numpy returns an ndarray: numpy
 array with JAX's `.at[...]` updates (`_ndarray`), so code written for tracers runs on it.
 
 Each refuses `np.matrix` and masked arrays among its arguments (`shax.array_subclasses`
-says why) by its own name, before it reads them."""
+says why) by its own name, before it reads them, and reads a JAX array as numpy's."""
 
 import functools
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from shax.array_subclasses import refuse_array_subclass
+from shax.jax_arrays import from_jax_arguments
 from shax.numpy import (
     _arrays,
     _cumulative,
@@ -85,6 +87,9 @@ def _refusing_subclasses(function: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(function)
     def checked(*args: Any, **kwargs: Any) -> Any:
         refuse_array_subclass(name, *args, *kwargs.values())
+        if "jax" in sys.modules:  # a JAX array read as numpy's (`shax.jax_arrays`)
+            args = from_jax_arguments(args)
+            kwargs = dict(zip(kwargs, from_jax_arguments(tuple(kwargs.values()))))
         return function(*args, **kwargs)
 
     return checked

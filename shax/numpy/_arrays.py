@@ -21,6 +21,7 @@ from shax.array_subclasses import refuse_array_subclass
 from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
 from shax.numpy._options import CASTINGS, ORDERS, one_of, unsupported
+from shax.promotion import common_operands, ufunc_operands
 from shax.tracer import Tracer, constant_like
 from shax.types import dtype_of_numpy
 from typeclasses.numpy_instance import NUMPY_TYPES
@@ -213,7 +214,7 @@ def concatenate(
 ) -> Any:
     """numpy's concatenate; `axis=None` flattens the arrays first."""
     _joining_options("concatenate", out, dtype, casting)
-    items = _arrays_of("concatenate", arrays)
+    items = list(common_operands("concatenate", _arrays_of("concatenate", arrays)))
     if axis is None:
         items = [reshape(a, [-1]) for a in items]
         axis = 0
@@ -263,7 +264,7 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
 
 def _joining_options(op: str, out: Any, dtype: Any, casting: Any) -> None:
     """numpy's keywords of concatenate and stack: no output array, no dtype to convert to
-    (shax joins no two dtypes), and a valid casting (which then has nothing to convert)."""
+    (the arrays are joined in numpy's common dtype of them), and a valid casting."""
     unsupported(op, "out", out, None)
     unsupported(op, "dtype", dtype, None)
     one_of(op, "casting", casting, CASTINGS)
@@ -285,11 +286,12 @@ def _arrays_of(op: str, arrays: Any) -> list[Any]:
 
 
 def matmul(x1: Any, x2: Any) -> Any:
-    return tc.matmul(x1, x2)
+    return tc.matmul(*ufunc_operands(np.matmul, "matmul", x1, x2))
 
 
 def dot(a: Any, b: Any) -> Any:
     """numpy's dot: a product with a number, else a's last axis against b's second-to-last."""
+    a, b = common_operands("dot", (a, b))
     if ndim(a) == 0 or ndim(b) == 0:
         return tc.mul(a, b)
     return tc.dot(a, b)

@@ -17,8 +17,9 @@ from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
 from shax.location import current_source
 from shax.numpy._arrays import _int
 from shax.numpy._options import ufunc_options, unsupported
+from shax.promotion import common_operands, ufunc_operands
 from shax.tracer import Tracer
-from shax.types import dtype_of_numpy, weak_dtype
+from shax.types import weak_dtype
 
 __all__ = [
     "abs", "absolute", "add", "arccos", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "clip",
@@ -44,9 +45,11 @@ def as_array(x: Any, op: str | None = None) -> Any:
 
 
 def _unary(function: Any, name: str) -> Any:
+    ufunc = getattr(np, name)
+
     def apply(x: Any, /, **options: Any) -> Any:
         ufunc_options(name, options)
-        return function(as_array(x))
+        return function(*ufunc_operands(ufunc, name, as_array(x)))
 
     apply.__name__ = apply.__qualname__ = name
     apply.__doc__ = f"numpy's `{name}`, elementwise (`typeclasses.{function.__name__}`)."
@@ -54,9 +57,11 @@ def _unary(function: Any, name: str) -> Any:
 
 
 def _binary(function: Any, name: str) -> Any:
+    ufunc = getattr(np, name)
+
     def apply(x1: Any, x2: Any, /, **options: Any) -> Any:
         ufunc_options(name, options)
-        return function(as_array(x1), as_array(x2))
+        return function(*ufunc_operands(ufunc, name, as_array(x1), as_array(x2)))
 
     apply.__name__ = apply.__qualname__ = name
     apply.__doc__ = f"numpy's `{name}`, elementwise, its operands broadcast (`typeclasses.{function.__name__}`)."
@@ -89,7 +94,7 @@ logical_and, logical_or = _binary(tc.logical_and, "logical_and"), _binary(tc.log
 def fmod(x1: Any, x2: Any, /, **options: Any) -> Any:
     """numpy's `fmod`: x1 − trunc(x1 / x2) · x2, the sign of x1; of integers 0 where x2 is 0."""
     ufunc_options("fmod", options)
-    return tc.rem(*_operands("fmod", as_array(x1), as_array(x2)))
+    return tc.rem(*ufunc_operands(np.fmod, "fmod", as_array(x1), as_array(x2)))
 
 
 def divmod(x1: Any, x2: Any, /, **options: Any) -> tuple[Any, Any]:  # noqa: A001 - numpy's name
@@ -110,8 +115,14 @@ def _divmod(op: str, x1: Any, x2: Any, options: dict[str, Any]) -> tuple[Any, An
             raise at(ShaxValueError(f"{op}: numpy: {error}"), current_source()) from None
         except (TypeError, ValueError) as error:
             raise at(ShaxTypeError(f"{op}: numpy: {error}"), current_source()) from None
-    x1, x2 = _operands(op, x1, x2)
-    if not (x1 if isinstance(x1, Tracer) else x2).dtype.is_float:
+    x1, x2 = ufunc_operands(np.divmod, op, x1, x2)
+    dtype = (x1 if isinstance(x1, Tracer) else x2).dtype
+    # A Python number as a scalar of that dtype (weakly: 10**400 is no f32): below, it meets other numbers (x2 < 0).
+    try:
+        x1, x2 = (np.asarray(v, weak_dtype(v, dtype, op).numpy) if isinstance(v, (int, float)) else v for v in (x1, x2))
+    except ShaxError as error:
+        raise at(named(error, op), current_source()) from None
+    if not dtype.is_float:
         quotient, rest = tc.quot(x1, x2), tc.rem(x1, x2)
         moved = tc.logical_and(tc.ne(rest, 0), tc.ne(tc.lt(rest, 0), tc.lt(x2, 0)))
         return tc.where(moved, quotient - 1, quotient), tc.where(moved, rest + x2, rest)
@@ -150,33 +161,6 @@ def remainder(x1: Any, x2: Any, /, **options: Any) -> Any:
     return _divmod("remainder", x1, x2, options)[1]
 
 
-def _operands(op: str, x1: Any, x2: Any) -> tuple[Any, Any]:
-    """The operands of `%`, `//` and `fmod` with a traced one, of one dtype: numpy's result dtype
-    where two differ (NEP 50: an f32 array and an np.float64 scalar give f64), which a Python
-    number takes as it would in `x + 2` (weakly: an error where the dtype cannot hold it)."""
-    strong = [isinstance(v, (Tracer, np.ndarray, np.generic)) for v in (x1, x2)]
-    try:
-        reference = dtype_of_numpy(np.result_type(*(np.dtype(v.dtype) for v, s in zip((x1, x2), strong) if s)))
-    except (
-        TypeError,
-        ValueError,
-        ShaxError,
-    ):  # no dtype (None), or one shax does not take: the operation's own error names it
-        return x1, x2
-    dtype = reference.numpy
-    try:
-        return tuple(  # type: ignore[return-value]  # two operands in, two out
-            (v if np.dtype(v.dtype) == dtype else v.astype(dtype))
-            if s
-            else np.asarray(v, weak_dtype(v, reference, op).numpy)
-            if isinstance(v, (bool, int, float))
-            else v  # no number: the operation's own error names it
-            for v, s in zip((x1, x2), strong)
-        )
-    except ShaxError as error:
-        raise at(named(error, op), current_source()) from None
-
-
 mod = remainder
 
 
@@ -213,11 +197,12 @@ def clip(
         if old is not None and new is not None:
             raise at(ShaxValueError(f"clip: a_{name} and {name} given together"), current_source())
     a_min, a_max = (min if a_min is None else a_min), (max if a_max is None else a_max)
-    a = as_array(a)
     if a_min is None and a_max is None:
         raise at(ShaxValueError("clip: a_min and a_max are both None: give at least one"), current_source())
+    bounds = [as_array(b) for b in (a_min, a_max) if b is not None]
+    a, *bounds = common_operands("clip", (as_array(a), *bounds))  # numpy's dtype of the three (NEP 50)
     if a_max is None:
-        return tc.maximum(a, as_array(a_min))
+        return tc.maximum(a, *bounds)
     if a_min is None:
-        return tc.minimum(a, as_array(a_max))
-    return tc.clip(a, as_array(a_min), as_array(a_max))
+        return tc.minimum(a, *bounds)
+    return tc.clip(a, *bounds)

@@ -7,7 +7,8 @@ with its `ddof`.
 Each normalises its axes and calls the typeclass function (`tc.reduce_sum(x, axes)`,
 `tc.argmax(x, axis)`); keepdims reshapes the result, the reduced axes kept with size 1.
 Where shax's types differ from numpy's, results follow JAX's: integer sums and products
-keep the operand's dtype, i32, i64 or u8 (numpy widens to int64 or uint64), indices are i32, bool is not summed.
+keep the operand's dtype, i32, i64 or u8 (numpy widens to int64 or uint64), indices are i32; a bool's
+sum and product are numpy's, in i64.
 """
 
 from __future__ import annotations
@@ -41,9 +42,11 @@ def sum(  # noqa: A001 - numpy's name
     initial: None = None,
     where: Any = True,
 ) -> Any:
-    """The sum over `axis`, of a converted to `dtype` first if given (`sum(mask, dtype=int)`)."""
+    """The sum over `axis`, of a converted to `dtype` first if given (`sum(mask, dtype=int)`);
+    a bool array's in numpy's default int, as numpy counts."""
     _unsupported("sum", out=out, initial=initial, where=where)
-    return _reduce("sum", tc.reduce_sum, _converted("sum", a, dtype), axis, keepdims)
+    a = _counted(as_array(a)) if dtype is None else _converted("sum", a, dtype)
+    return _reduce("sum", tc.reduce_sum, a, axis, keepdims)
 
 
 def prod(
@@ -56,7 +59,7 @@ def prod(
     where: Any = True,
 ) -> Any:
     _unsupported("prod", dtype=dtype, out=out, initial=initial, where=where)
-    return _reduce("prod", tc.reduce_prod, a, axis, keepdims)
+    return _reduce("prod", tc.reduce_prod, _counted(as_array(a)), axis, keepdims)
 
 
 def max(  # noqa: A001 - numpy's name
@@ -199,6 +202,13 @@ def _arg(op: str, reduce: Callable[[Any, int], Any], a: Any, axis: int | None, k
     (a_axis,) = reduction_axes(op, shape, axis)
     out = reduce(a, a_axis)
     return tc.reshape(out, _kept(shape, [a_axis])) if _flag(op, keepdims) else out
+
+
+def _counted(a: Any) -> Any:
+    """A bool array as numpy sums and multiplies it, in its default int (i64): `sum(mask)`
+    counts; the conversion of a traced one is a `convert_element_type` binding."""
+    dtype = getattr(a, "dtype", None)
+    return tc.convert_element_type(a, np.dtype(np.int_)) if dtype is not None and dtype == np.bool_ else a
 
 
 def _operand(a: Any) -> Any:

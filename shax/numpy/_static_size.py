@@ -23,6 +23,7 @@ from shax.numpy._arrays import _fail, _int, concatenate, reshape, stack
 from shax.numpy._elementwise import as_array
 from shax.numpy._indexing import sort, take
 from shax.numpy._options import one_of
+from shax.promotion import common_operands
 from shax.tracer import Tracer
 
 __all__ = ["argwhere", "bincount", "nonzero", "searchsorted", "unique", "where"]
@@ -125,7 +126,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
         raise _fail("where", "give both x and y, or neither")
     if size is not None or fill_value is not None:
         raise _fail("where", "size= and fill_value= are for where(condition) alone", ShaxTypeError)
-    return tc.where(as_array(condition), as_array(x), as_array(y))
+    return tc.where(as_array(condition), *common_operands("where", (as_array(x), as_array(y))))
 
 
 def unique(

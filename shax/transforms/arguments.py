@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.jax_arrays import from_jax_arguments
 from shax.location import current_source
 from shax.pytree import TreeDef, flatten, leaf_paths
 from shax.tracer import Tracer
@@ -37,8 +38,10 @@ def leaf_type(value: Any) -> TensorType:
 
 
 def abstract_arguments(what: str, args: Sequence[Any]) -> tuple[list[Any], TreeDef, tuple[TensorType, ...]]:
-    """(leaves, tree, leaf types) of a transformed function's arguments."""
+    """(leaves, tree, leaf types) of a transformed function's arguments (a JAX array read
+    as the numpy array it holds)."""
     leaves, tree = flatten_arguments(what, args)
+    leaves = list(from_jax_arguments(tuple(leaves)))
     types = []
     for k, leaf in enumerate(leaves):
         try:

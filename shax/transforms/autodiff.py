@@ -120,7 +120,7 @@ class Grad(Transformed):
 
     def __init__(self, fn: Callable[..., Any], wrt: Wrt = None, argnums: Wrt = None, has_aux: bool = False) -> None:
         super().__init__(fn)
-        self.choice = checked_choice(self.kind, wrt, argnums)
+        self.choice = checked_choice(self.kind, wrt, argnums, fn)
         self.has_aux = checked_has_aux(self.kind, has_aux)
 
     def key(self) -> Hashable:

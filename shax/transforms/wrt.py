@@ -18,7 +18,7 @@ from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
 from shax.pytree import TreeDef
 from shax.tracing import function_name
-from shax.types import TensorType
+from shax.types import TensorType, describe
 
 # An int, a parameter name (wrt only), a tuple (or list) of them, or None (every float parameter).
 Wrt = Any
@@ -38,28 +38,57 @@ class Choice:
         return "argnums" if self.argnums else "wrt"
 
 
-def checked_choice(what: str, wrt: Wrt, argnums: Wrt) -> Choice:
+def checked_choice(what: str, wrt: Wrt, argnums: Wrt, fn: Callable[..., Any] | None = None) -> Choice:
     """`wrt` or `argnums` as a `Choice` (a list as a tuple, numpy ints as ints), or a
-    ShaxError if both are given or either is not what it may be."""
+    ShaxError if both are given or either is not what it may be (the parameters' values
+    instead of their names or positions: an error saying to name them, `fn`'s names)."""
     if wrt is not None and argnums is not None:
         raise at(ShaxValueError(f"{what}: give wrt or argnums, not both"), current_source())
     if argnums is not None:
-        return Choice(_checked(what, "argnums", argnums, names=False), argnums=True)
-    return Choice(_checked(what, "wrt", wrt, names=True))
+        return Choice(_checked(what, "argnums", argnums, names=False, fn=fn), argnums=True)
+    return Choice(_checked(what, "wrt", wrt, names=True, fn=fn))
 
 
-def _checked(what: str, option: str, wrt: Wrt, names: bool) -> Wrt:
+def _checked(what: str, option: str, wrt: Wrt, names: bool, fn: Callable[..., Any] | None) -> Wrt:
     if wrt is None:
         return None
     several = isinstance(wrt, (tuple, list))
     items = tuple(wrt) if several else (wrt,)
     allowed = (int, np.integer, str) if names else (int, np.integer)
     for item in items:
+        if _is_value(item):
+            raise at(_values_given(what, option, items, several, fn), current_source())
         if isinstance(item, bool) or not isinstance(item, allowed):
             kinds = "an int, a parameter name or a tuple of them" if names else "an int or a tuple of ints"
             raise at(ShaxTypeError(f"{what}: {option} must be {kinds}, got {wrt!r}"), current_source())
     checked = tuple(item if isinstance(item, str) else int(item) for item in items)
     return checked if several else checked[0]
+
+
+def _is_value(item: Any) -> bool:
+    """Whether `item` is a parameter's value (a float array, a tracer, a dict of them) rather
+    than its name or position (a Python float or an int array stays an ill-typed `wrt`)."""
+    if isinstance(item, dict):
+        return True
+    dtype = getattr(item, "dtype", None)
+    try:
+        return dtype is not None and np.dtype(dtype).kind == "f"
+    except TypeError:
+        return False
+
+
+def _values_given(what: str, option: str, items: tuple[Any, ...], several: bool, fn: Callable[..., Any] | None) -> Any:
+    """The error for `wrt=(w, b)`, the parameters' values: name them, or give their positions."""
+    names = [n for n in parameter_names(fn, len(items)) if n] if fn is not None else []
+    positions = tuple(range(len(items))) if several else 0
+    named = f"wrt={tuple(names)!r}" if several and len(names) == len(items) else f"wrt={names[0]!r}" if names else ""
+    name_it = f"name them ({named}) or " if named else 'name them (wrt="w") or '
+    shown = ", ".join(describe(item) for item in items)
+    message = (
+        f"{what}: {option} takes the parameters' names or positions, not their values (got {shown}): "
+        f"{name_it}give their positions (argnums={positions!r}, as in JAX)"
+    )
+    return ShaxTypeError(message)
 
 
 def leaf_starts(in_tree: TreeDef) -> list[int]:
