@@ -17,6 +17,8 @@ from shax import (
     primitives,
     stages,
     testing,  # no hypothesis needed
+    tree,
+    tree_util,
 )
 from shax import typeclass_errors as _typeclass_errors  # noqa: F401 - typeclasses' errors become ShaxErrors
 from shax.diff import Diff, diff
@@ -66,4 +68,5 @@ __all__ = [
     "scan", "fori_loop", "while_loop",
     "export",
     "cond", "switch",
+    "tree", "tree_util",
 ]  # fmt: skip
