@@ -158,7 +158,7 @@ def flatten_up_to(what: str, prefix: TreeDef, tree: Any, label: str) -> list[Any
             raise _parted(what, label, path, _shown(node), f"a {cls.__name__}")
         if node.kind == "dict":
             if set(value) != set(node.keys):
-                raise _parted(what, label, path, _shown(node), f"a dict with keys {sorted(map(repr, value))}")
+                raise _parted(what, label, path, _shown(node), f"a dict with keys {list(value)}")
             children: list[Any] = [value[k] for k in node.keys]
         else:
             children = list(node_parts(value, cls)[0])
@@ -173,7 +173,7 @@ def flatten_up_to(what: str, prefix: TreeDef, tree: Any, label: str) -> list[Any
 
 def _shown(node: TreeDef) -> str:
     if node.kind == "dict":
-        return f"a dict with keys {list(map(repr, node.keys))}"
+        return f"a dict with keys {list(node.keys)}"
     if node.kind == "custom":
         return f"a {node.node_type.__name__} of {len(node.children)} with aux {node.aux!r}"  # type: ignore[union-attr]
     return "None" if node.kind == "none" else f"a {node.node_type.__name__} of {len(node.children)}"  # type: ignore[union-attr]
