@@ -47,3 +47,20 @@ def rate(what: str, learning_rate: Any) -> Any:
     if callable(learning_rate) and not isinstance(learning_rate, np.ndarray):
         return learning_rate
     return number(what, "learning_rate", learning_rate)
+
+
+def flag(what: str, name: str, value: Any) -> None:
+    """Nothing if `value` is a bool."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise at(ShaxTypeError(f"{what}: {name} must be a bool, got {value!r}"), current_source())
+
+
+def float_dtype(what: str, name: str, value: Any) -> np.dtype:
+    """`value` as a float dtype of numpy's (np.float32, "float64", shax.f32)."""
+    try:
+        dtype = np.dtype(getattr(value, "numpy", value))
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.kind != "f" or dtype.itemsize < 4:
+        raise at(ShaxTypeError(f"{what}: {name} must be a float dtype (f32 or f64), got {value!r}"), current_source())
+    return dtype

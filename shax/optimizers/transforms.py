@@ -23,7 +23,7 @@ import shax.numpy as snp
 import typeclasses as tc
 from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
-from shax.optimizers.checks import number, rate
+from shax.optimizers.checks import flag, float_dtype, number, rate
 from shax.tracer import Tracer
 from shax.tree_util import tree_leaves, tree_map, tree_structure
 
@@ -122,32 +122,58 @@ def trace(decay: float, nesterov: bool = False) -> GradientTransformation:
 
 
 def scale_by_adam(
-    b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, eps_root: float = 0.0
+    b1: float = 0.9,
+    b2: float = 0.999,
+    eps: float = 1e-8,
+    eps_root: float = 0.0,
+    mu_dtype: Any = None,
+    *,
+    nesterov: bool = False,
 ) -> GradientTransformation:
     """Adam's scaling: m ← (1−b1)·u + b1·m, v ← (1−b2)·u² + b2·v, then
-    u ↦ m̂ / (√(v̂ + eps_root) + eps) with m̂ = m/(1−b1ᵗ), v̂ = v/(1−b2ᵗ)."""
+    u ↦ m̂ / (√(v̂ + eps_root) + eps) with m̂ = m/(1−b1ᵗ), v̂ = v/(1−b2ᵗ)
+    (Nesterov, optax's NAdam: m̂ = b1·m/(1−b1ᵗ⁺¹) + (1−b1)·u/(1−b1ᵗ)); m kept in `mu_dtype`."""
     b1, b2 = number("scale_by_adam", "b1", b1), number("scale_by_adam", "b2", b2)
     eps, eps_root = number("scale_by_adam", "eps", eps), number("scale_by_adam", "eps_root", eps_root)
+    flag("scale_by_adam", "nesterov", nesterov)
+    mu_type = None if mu_dtype is None else float_dtype("scale_by_adam", "mu_dtype", mu_dtype)
 
     def init(params: Any) -> ScaleByAdamState:
-        return ScaleByAdamState(_count(), _zeros_like(params), _zeros_like(params))
+        mu = _zeros_like(params)
+        return ScaleByAdamState(
+            _count(), mu if mu_type is None else tree_map(lambda m: _cast(m, mu_type), mu), _zeros_like(params)
+        )
 
     def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
         _check_state("scale_by_adam", state, ScaleByAdamState)
-        _check_like("scale_by_adam", updates, state.mu)
+        _check_like("scale_by_adam", updates, state.nu)
         mu = tree_map(lambda g, m: (1 - b1) * g + b1 * m, updates, state.mu)
         nu = tree_map(lambda g, v: (1 - b2) * (g * g) + b2 * v, updates, state.nu)
         count = _increment(state.count)
-        steps = snp.asarray(count, np.float32)
-        c1, c2 = 1 - b1**steps, 1 - b2**steps
-        out = tree_map(lambda m, v: (m / _cast(c1, m)) / (snp.sqrt(v / _cast(c2, v) + eps_root) + eps), mu, nu)
+        c1, c2 = _correction(b1, count), _correction(b2, count)
+        if nesterov:
+            c1_next = _correction(b1, _increment(count))
+            mu_hat = tree_map(lambda m, g: b1 * (m / _cast(c1_next, m)) + (1 - b1) * (g / _cast(c1, g)), mu, updates)
+        else:
+            mu_hat = tree_map(lambda m: m / _cast(c1, m), mu)
+        out = tree_map(lambda m, v: m / (snp.sqrt(v / _cast(c2, v) + eps_root) + eps), mu_hat, nu)
+        if mu_type is not None:
+            mu = tree_map(lambda m: _cast(m, mu_type), mu)
         return out, ScaleByAdamState(count, mu, nu)
 
     return GradientTransformation(init, update)
 
 
-def scale_by_rms(decay: float = 0.9, eps: float = 1e-8, initial_scale: float = 0.0) -> GradientTransformation:
-    """RMSProp's scaling: v ← (1−decay)·u² + decay·v, u ↦ u / √(v + eps)."""
+def _correction(decay: float, count: Any) -> Any:
+    """1 − decayᵗ, in f32 (optax's, of an i32 count)."""
+    return 1 - decay ** snp.asarray(count, np.float32)
+
+
+def scale_by_rms(
+    decay: float = 0.9, eps: float = 1e-8, initial_scale: float = 0.0, eps_in_sqrt: bool = True
+) -> GradientTransformation:
+    """RMSProp's scaling: v ← (1−decay)·u² + decay·v, u ↦ u / √(v + eps) (or u / (√v + eps))."""
+    flag("scale_by_rms", "eps_in_sqrt", eps_in_sqrt)
     decay, eps = number("scale_by_rms", "decay", decay), number("scale_by_rms", "eps", eps)
     initial_scale = number("scale_by_rms", "initial_scale", initial_scale)
 
@@ -155,14 +181,17 @@ def scale_by_rms(decay: float = 0.9, eps: float = 1e-8, initial_scale: float = 0
         _check_state("scale_by_rms", state, ScaleByRmsState)
         _check_like("scale_by_rms", updates, state.nu)
         nu = tree_map(lambda g, v: (1 - decay) * (g * g) + decay * v, updates, state.nu)
-        return tree_map(lambda g, v: g / snp.sqrt(v + eps), updates, nu), ScaleByRmsState(nu)
+        return tree_map(lambda g, v: g / _root(v, eps, eps_in_sqrt), updates, nu), ScaleByRmsState(nu)
 
     return GradientTransformation(lambda params: ScaleByRmsState(_full_like(params, initial_scale)), update)
 
 
-def scale_by_stddev(decay: float = 0.9, eps: float = 1e-8, initial_scale: float = 0.0) -> GradientTransformation:
+def scale_by_stddev(
+    decay: float = 0.9, eps: float = 1e-8, initial_scale: float = 0.0, eps_in_sqrt: bool = True
+) -> GradientTransformation:
     """Centred RMSProp's scaling: m and v as Adam's (without bias correction),
-    u ↦ u / √(v − m² + eps)."""
+    u ↦ u / √(v − m² + eps) (or u / (√(v − m²) + eps))."""
+    flag("scale_by_stddev", "eps_in_sqrt", eps_in_sqrt)
     decay, eps = number("scale_by_stddev", "decay", decay), number("scale_by_stddev", "eps", eps)
     initial_scale = number("scale_by_stddev", "initial_scale", initial_scale)
 
@@ -174,10 +203,14 @@ def scale_by_stddev(decay: float = 0.9, eps: float = 1e-8, initial_scale: float 
         _check_like("scale_by_stddev", updates, state.mu)
         mu = tree_map(lambda g, m: (1 - decay) * g + decay * m, updates, state.mu)
         nu = tree_map(lambda g, v: (1 - decay) * (g * g) + decay * v, updates, state.nu)
-        out = tree_map(lambda g, m, v: g / snp.sqrt(v - m * m + eps), updates, mu, nu)
+        out = tree_map(lambda g, m, v: g / _root(v - m * m, eps, eps_in_sqrt), updates, mu, nu)
         return out, ScaleByRStdDevState(mu, nu)
 
     return GradientTransformation(init, update)
+
+
+def _root(v: Any, eps: float, eps_in_sqrt: bool) -> Any:
+    return snp.sqrt(v + eps) if eps_in_sqrt else snp.sqrt(v) + eps
 
 
 def scale_by_rss(initial_accumulator_value: float = 0.1, eps: float = 1e-7) -> GradientTransformation:
@@ -298,7 +331,7 @@ def _check_state(what: str, state: Any, expected: type) -> None:
 def _check_arrays(what: str, tree: Any) -> None:
     for leaf in tree_leaves(tree):
         if not isinstance(leaf, (np.ndarray, np.generic, Tracer, float, int)) or isinstance(leaf, (bool, np.bool_)):
-            message = f"{what}: the parameters must be a pytree of arrays, got a leaf {_shown(leaf)}"
+            message = f"{what}: the parameters and updates must be pytrees of arrays, got a leaf {_shown(leaf)}"
             raise at(ShaxTypeError(message), current_source())
 
 
@@ -306,6 +339,7 @@ def _check_like(what: str, tree: Any, reference: Any) -> None:
     """Nothing if `tree` has `reference`'s structure, shapes and dtypes: else the state (or
     parameters) was made for another tree, a ShaxValueError."""
     _check_arrays(what, tree)
+    _check_arrays(what, reference)
     structure, expected = tree_structure(tree), tree_structure(reference)
     if structure != expected:
         message = f"{what}: the updates have the structure {structure}, but the state was made for {expected}"
