@@ -10,6 +10,9 @@ from typing import Any
 
 import attrs
 
+from shax.errors import ShaxTypeError, at
+from shax.location import current_source
+
 
 @attrs.frozen
 class SequenceKey:
@@ -57,6 +60,12 @@ KeyEntry = SequenceKey | DictKey | GetAttrKey | FlattenedIndexKey
 def keystr(keys: Sequence[KeyEntry], *, simple: bool = False, separator: str = "") -> str:
     """A key path as text: JAX's `[0]['w'].b`, or with `simple` each step's bare value
     (`0`, `w`, `b`) joined by `separator`."""
+    kinds = (SequenceKey, DictKey, GetAttrKey, FlattenedIndexKey)
+    if not isinstance(keys, (tuple, list)) or not all(isinstance(k, kinds) for k in keys):
+        message = f"keystr: keys must be a key path (a tuple of SequenceKey, DictKey, ...), got {keys!r}"
+        raise at(ShaxTypeError(message), current_source())
+    if not isinstance(separator, str) or not isinstance(simple, (bool, int)):
+        raise at(ShaxTypeError("keystr: separator must be a str and simple a bool"), current_source())
     if simple:
         return separator.join(str(next(iter(attrs.astuple(k)))) for k in keys)
     return separator.join(map(str, keys))

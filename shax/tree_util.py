@@ -275,6 +275,10 @@ class Partial(functools.partial):
     """`functools.partial` as a pytree: its arguments are children, its function is static,
     so a function with bound arrays passes through transforms (JAX's `Partial`)."""
 
+    def __new__(cls, func: Any, *args: Any, **keywords: Any) -> Partial:
+        _check_function("Partial", "func", func)
+        return super().__new__(cls, func, *args, **keywords)
+
 
 def _partial_parts(p: Partial) -> tuple[tuple[Any, ...], Any]:
     return (p.args, p.keywords), p.func

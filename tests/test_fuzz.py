@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pytest
 from fuzz_numpy import METHODS, NN, NUMPY, public_methods
+from fuzz_trees import NOT_CALLED_IN_OPTIMIZERS, OPTIMIZERS_OPTAX, TREE_NAMES, TREE_UTIL
 from fuzzing import (
     BAD,
     CALL_INFO,
@@ -334,7 +335,7 @@ OPTIMIZERS: dict[str, Call] = {
         bad={"iters": SMALL_COUNTS},
     )
     for name in ("gradient_descent", "momentum", "adam")
-}
+} | OPTIMIZERS_OPTAX
 OTHERS: dict[str, Call] = {
     "compile_definition": Call(compile_definition, (PAIR,)),
     "compiled": Call(COMPILED, (X, Y), variadic=True),
@@ -367,6 +368,7 @@ NOT_CALLED_IN_NAMESPACES = {
     "testing.NotSmooth": "an exception class",
     "testing.strategies.Program": "made by programs(), for users to read (and annotate with)",
     "numpy.ndarray": "the class of shax.numpy's arrays (numpy's with .at), made by asarray and array",
+    **NOT_CALLED_IN_OPTIMIZERS,
 }
 
 # shax.export and jit's XLA backend, when JAX (the `xla` extra) is installed.
@@ -420,6 +422,8 @@ NAMESPACES = {
     "testing": (shax.testing, TESTING),
     "testing.strategies": (shax.testing.strategies, STRATEGIES),
     "export": (shax.export, EXPORT),
+    "tree_util": (shax.tree_util, TREE_UTIL),
+    "tree": (shax.tree, TREE_NAMES),
 }
 
 # Typeclass functions: operands are f32 arrays (or, traced, tracers of their types); the
@@ -505,6 +509,8 @@ ENTRY_POINTS: dict[str, Call] = {
     **{f"Tracer.{k}": c for k, c in METHODS.items()},
     **{f"testing.{k}": c for k, c in TESTING.items()},
     **{f"testing.strategies.{k}": c for k, c in STRATEGIES.items()},
+    **{f"tree_util.{k}": c for k, c in TREE_UTIL.items()},
+    **{f"tree.{k}": c for k, c in TREE_NAMES.items()},
     **OTHERS,
     **TYPECLASSES,
 }

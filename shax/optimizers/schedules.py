@@ -16,6 +16,7 @@ import shax.numpy as snp
 from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
 from shax.optimizers.checks import count, number
+from shax.tracer import Tracer
 
 Schedule = Callable[[Any], Any]
 
@@ -109,10 +110,10 @@ def join_schedules(schedules: Sequence[Schedule], boundaries: Sequence[int]) -> 
     bounds = [count(what, "boundaries", b) for b in boundaries]
 
     def schedule(step: Any) -> Any:
-        t = snp.asarray(step, np.int32)
-        value = schedules[0](t)
+        t = snp.asarray(_count_of(what, step), np.int32)
+        value = _value(what, schedules[0](t))
         for boundary, later in zip(bounds, schedules[1:]):
-            value = snp.where(t < boundary, value, later(t - np.int32(boundary)))
+            value = snp.where(t < boundary, value, _value(what, later(t - np.int32(boundary))))
         return value
 
     return schedule
@@ -147,4 +148,22 @@ def warmup_cosine_decay_schedule(
 
 def _steps(step: Any) -> Any:
     """The step count in f32 (as optax's arithmetic on an i32 count gives)."""
-    return snp.asarray(step, np.float32)
+    return snp.asarray(_count_of("schedule", step), np.float32)
+
+
+def _count_of(what: str, step: Any) -> Any:
+    """`step` if it is a step count: an int, or an array or tracer of an integer or float dtype."""
+    dtype = getattr(step, "dtype", None)
+    kind = np.dtype(getattr(dtype, "numpy", dtype)).kind if dtype is not None else None
+    if isinstance(step, (bool, np.bool_)) or not (isinstance(step, (int, float)) or kind in ("i", "u", "f")):
+        raise at(
+            ShaxTypeError(f"{what}: the step count must be an int or an integer array, got {step!r}"), current_source()
+        )
+    return step
+
+
+def _value(what: str, value: Any) -> Any:
+    """A schedule's rate: a number, an array or a tracer."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number, np.ndarray, Tracer)):
+        raise at(ShaxTypeError(f"{what}: a schedule gave {value!r}, not a number"), current_source())
+    return value

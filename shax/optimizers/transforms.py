@@ -93,6 +93,11 @@ def scale_by_schedule(step_size_fn: Schedule) -> GradientTransformation:
     def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
         _check_state("scale_by_schedule", state, ScaleByScheduleState)
         step_size = step_size_fn(state.count)
+        if not isinstance(step_size, (int, float, np.integer, np.floating, np.ndarray, Tracer)) or isinstance(
+            step_size, (bool, np.bool_)
+        ):
+            message = f"scale_by_schedule: the schedule gave {_shown(step_size)} at step {state.count}, not a number"
+            raise at(ShaxTypeError(message), current_source())
         return tree_map(lambda g: _cast(step_size, g) * g, updates), ScaleByScheduleState(_increment(state.count))
 
     return GradientTransformation(lambda params: ScaleByScheduleState(_count()), update)
@@ -255,6 +260,7 @@ def clip_by_global_norm(max_norm: float) -> GradientTransformation:
 
 def global_norm(updates: Any) -> Any:
     """√(Σ u²) over every element of every leaf."""
+    _check_arrays("global_norm", updates)
     return snp.sqrt(sum(snp.sum(g * g) for g in tree_leaves(updates)))
 
 
@@ -330,7 +336,10 @@ def _check_state(what: str, state: Any, expected: type) -> None:
 
 def _check_arrays(what: str, tree: Any) -> None:
     for leaf in tree_leaves(tree):
-        if not isinstance(leaf, (np.ndarray, np.generic, Tracer, float, int)) or isinstance(leaf, (bool, np.bool_)):
+        numeric = isinstance(leaf, (Tracer, float, int)) or (
+            isinstance(leaf, (np.ndarray, np.generic)) and leaf.dtype.kind in "iuf"
+        )
+        if not numeric or isinstance(leaf, bool):
             message = f"{what}: the parameters and updates must be pytrees of arrays, got a leaf {_shown(leaf)}"
             raise at(ShaxTypeError(message), current_source())
 
