@@ -275,6 +275,8 @@ def _operand(op: str, x: Any, floating: bool = True) -> Any:
     if dtype.kind == "c":
         message = f"{op}: {dtype} is not supported (shax has no complex dtype; pass the real and imaginary parts)"
         raise at(ShaxTypeError(message), current_source())
+    if dtype.kind not in "biuf":
+        raise at(ShaxTypeError(f"{op}: expects numbers, got an array of {dtype}"), current_source())
     if floating and dtype.kind in "biu":
         return _converted(x, np.dtype(np.float32))
     if not floating and dtype.kind == "b":

@@ -105,6 +105,7 @@ def scale_by_schedule(step_size_fn: Schedule) -> GradientTransformation:
 
 def scale_by_learning_rate(learning_rate: ScalarOrSchedule, *, flip_sign: bool = True) -> GradientTransformation:
     """u ↦ −lr · u (a schedule: −lr(count) · u); `flip_sign=False` keeps the sign."""
+    flag("scale_by_learning_rate", "flip_sign", flip_sign)
     sign = -1.0 if flip_sign else 1.0
     lr = rate("scale_by_learning_rate", learning_rate)
     if callable(lr):
@@ -115,6 +116,7 @@ def scale_by_learning_rate(learning_rate: ScalarOrSchedule, *, flip_sign: bool =
 def trace(decay: float, nesterov: bool = False) -> GradientTransformation:
     """Momentum: t ← u + decay·t, then u ↦ t (Nesterov: u + decay·t)."""
     decay = number("trace", "decay", decay)
+    flag("trace", "nesterov", nesterov)
 
     def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
         _check_state("trace", state, TraceState)
