@@ -694,6 +694,7 @@ def _at_update(draw: Draw, values: list[Value], dtype: DType) -> tuple[Step, Val
         target = (len(key), *x.shape[1:])
     j = _pick(draw, values, lambda w: _broadcast_shape(w.shape, target) == target)
     number = draw(st.sampled_from([0.0, 2.0, -0.5]))
+    operands: tuple[int, ...]
     if j is None or draw(st.booleans()):
         operands, u_bound, shown = (k,), abs(number), repr(number)
     else:
