@@ -19,6 +19,8 @@ from shax import (
     random,
     stages,
     testing,  # no hypothesis needed
+    tree,
+    tree_util,
 )
 from shax import typeclass_errors as _typeclass_errors  # noqa: F401 - typeclasses' errors become ShaxErrors
 from shax.diff import Diff, diff
@@ -70,4 +72,5 @@ __all__ = [
     "export",
     "cond", "switch",
     "lax",
+    "tree", "tree_util",
 ]  # fmt: skip

@@ -5,8 +5,11 @@ The containers (nodes) are those JAX knows without registration, told by exact c
 tuples and lists; dicts, whose entries are ordered by sorted key (so insertion order
 does not change the structure); named tuples, rebuilt as their own class; `None`, a
 node with no children (an empty subtree, not a leaf); `OrderedDict`s, which keep their
-insertion order; and `defaultdict`s, sorted like dicts and rebuilt with their factory.
-Anything else is a leaf, subclasses of these included. A container of one leaf is
+insertion order; `defaultdict`s, sorted like dicts and rebuilt with their factory; and
+the classes registered in `REGISTRY` (`shax.tree_util.register_pytree_node` and its
+dataclass and class-method forms), taken apart by their own functions into children and
+auxiliary data (which must be hashable: it is part of the structure, so of `jit`'s cache
+key). Anything else is a leaf, subclasses of these included. A container of one leaf is
 still a container. Dict keys that cannot be compared with each other (1 and "a") have
 no sorted order: that is a `ShaxValueError` naming them, as JAX refuses them too.
 
@@ -23,8 +26,11 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from shax.errors import ShaxValueError, at
+import attrs
+
+from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
+from shax.pytree_keys import DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry, SequenceKey
 
 NoneType = type(None)
 
@@ -39,6 +45,21 @@ _KINDS: dict[type, str] = {
 }
 
 
+@attrs.frozen
+class Registered:
+    """How a registered class is taken apart and rebuilt: `flatten(node) -> (children,
+    aux)`, `unflatten(aux, children) -> node` (JAX's), and the attribute each child is
+    named by in key paths (`.w`: a dataclass's fields), or None (`[<flat index 0>]`)."""
+
+    flatten: Callable[[Any], tuple[Any, Any]]
+    unflatten: Callable[[Any, Any], Any]
+    fields: tuple[str, ...] | None = None
+
+
+# class -> how to take its values apart; filled by `shax.tree_util`'s register functions.
+REGISTRY: dict[type, Registered] = {}
+
+
 class TreeDef:
     """The structure of a pytree: a leaf (`node_type` None, the one `LEAF`), or a node of
     class `node_type` whose children have the structures `children`. Equal structures
@@ -47,12 +68,12 @@ class TreeDef:
     Never changed once made. A plain class with slots, not a frozen attrs class, as
     construction is on the path of every call with pytree arguments (4x faster)."""
 
-    __slots__ = ("node_type", "children", "keys", "factory", "kind", "num_leaves", "flat", "_hash")
+    __slots__ = ("node_type", "children", "keys", "aux", "kind", "num_leaves", "flat", "_hash")
     node_type: type | None
     children: tuple[TreeDef, ...]
     keys: tuple[Any, ...]  # a dict's keys, in its children's order
-    factory: Any  # a defaultdict's default_factory
-    kind: str  # "leaf", "none", "tuple" (a named tuple too), "list" or "dict" (an ordered or default one too)
+    aux: Any  # a defaultdict's default_factory, or a registered node's auxiliary data
+    kind: str  # "leaf", "none", "tuple" (a named tuple too), "list", "dict" (an ordered or default one too), "custom"
     num_leaves: int
     flat: bool  # a node whose children are all leaves
     _hash: int
@@ -62,13 +83,13 @@ class TreeDef:
         node_type: type | None,
         children: tuple[TreeDef, ...] = (),
         keys: tuple[Any, ...] = (),
-        factory: Any = None,
+        aux: Any = None,
     ) -> None:
         self.node_type = node_type
         self.children = children
         self.keys = keys
-        self.factory = factory
-        self.kind = "leaf" if node_type is None else _KINDS.get(node_type, "tuple")
+        self.aux = aux
+        self.kind = "leaf" if node_type is None else _KINDS.get(node_type) or _custom_or_tuple(node_type)
         leaves, flat = 0, node_type is not None
         for child in children:
             leaves += child.num_leaves
@@ -76,7 +97,7 @@ class TreeDef:
         self.num_leaves = leaves if node_type is not None else 1
         self.flat = flat
         # The children's hashes are stored, so this reads one level only.
-        self._hash = hash((node_type, children, keys, factory))
+        self._hash = hash((node_type, children, keys, aux))
 
     def __hash__(self) -> int:
         return self._hash
@@ -97,7 +118,7 @@ class TreeDef:
                 or a.flat != b.flat
                 or len(a.children) != len(b.children)
                 or a.keys != b.keys
-                or a.factory != b.factory
+                or not same_aux(a.aux, b.aux)
             ):
                 return False
             if not a.flat:  # (children that are all leaves are equal)
@@ -118,8 +139,14 @@ class TreeDef:
         if cls is OrderedDict:
             return OrderedDict(zip(self.keys, children))
         if cls is defaultdict:
-            return defaultdict(self.factory, zip(self.keys, children))
+            return defaultdict(self.aux, zip(self.keys, children))
+        if self.kind == "custom":
+            return REGISTRY[cls].unflatten(self.aux, list(children))  # type: ignore[index]
         return cls._make(children)  # type: ignore[union-attr]  # a named tuple
+
+    def unflatten(self, leaves: Sequence[Any]) -> Any:
+        """JAX's `treedef.unflatten(leaves)`: the pytree of this structure holding `leaves`."""
+        return unflatten(self, leaves)
 
     def __str__(self) -> str:
         """JAX's notation: `*` for a leaf, `(*, {'a': *}, [*], None, Point(x=*, y=*))`."""
@@ -144,10 +171,26 @@ class TreeDef:
         return f"TreeDef({self})"
 
 
+def _custom_or_tuple(node_type: type) -> str:
+    return "custom" if node_type in REGISTRY else "tuple"
+
+
+def same_aux(a: Any, b: Any) -> bool:
+    """Whether two nodes' auxiliary data are equal (`==` giving a bool, as JAX compares them)."""
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except (TypeError, ValueError):  # an array's ambiguous truth: not equal
+        return False
+
+
 def _notation(node: TreeDef) -> tuple[str, list[str], str]:
     """How a node prints: (opening, a label before each child, closing)."""
     cls = node.node_type
     count = len(node.children)
+    if node.kind == "custom":
+        return f"CustomNode({cls.__name__}[{node.aux}], [", [""] * count, "])"  # type: ignore[union-attr]
     if cls is NoneType:
         return "None", [], ""
     if cls is list:
@@ -160,13 +203,20 @@ def _notation(node: TreeDef) -> tuple[str, list[str], str]:
     return f"{cls.__name__}(", [f"{f}=" for f in cls._fields], ")"  # type: ignore[union-attr]  # a named tuple
 
 
-def _steps(node: TreeDef) -> list[str]:
-    """The key path step to each child: `[0]`, `['w']`, `.b` (a named tuple's field)."""
+def key_steps(node: TreeDef) -> list[KeyEntry]:
+    """The key path step to each child: `[0]`, `['w']`, `.b` (a named tuple's or a registered
+    dataclass's field), `[<flat index 0>]` (another registered class's child)."""
+    count = len(node.children)
+    if node.kind == "custom":
+        fields = REGISTRY[node.node_type].fields  # type: ignore[index]
+        if fields is not None and len(fields) == count:
+            return [GetAttrKey(f) for f in fields]
+        return [FlattenedIndexKey(k) for k in range(count)]
     if node.kind == "dict":
-        return [f"[{k!r}]" for k in node.keys]
+        return [DictKey(k) for k in node.keys]
     if node.kind == "tuple" and node.node_type is not tuple:
-        return [f".{f}" for f in node.node_type._fields]  # type: ignore[union-attr]  # a named tuple
-    return [f"[{k}]" for k in range(len(node.children))]
+        return [GetAttrKey(f) for f in node.node_type._fields]  # type: ignore[union-attr]  # a named tuple
+    return [SequenceKey(k) for k in range(count)]
 
 
 LEAF = TreeDef(None)
@@ -177,25 +227,28 @@ def flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[li
     `x` a leaf even if it is a container."""
     leaves: list[Any] = []
     done: list[TreeDef] = []  # structures of the subtrees walked, waiting for their parent
-    walking: list[tuple[type, int, tuple[Any, ...], Any]] = []  # (class, children, keys, factory) of open nodes
+    walking: list[tuple[type, int, tuple[Any, ...], Any]] = []  # (class, children, keys, aux) of open nodes
     todo: list[Any] = [tree]  # values to walk, last first, and an _END after each node's children
     while todo:
         value = todo.pop()
         if value is _END:
-            cls, count, keys, factory = walking.pop()
+            cls, count, keys, aux = walking.pop()
             subtrees = tuple(done[len(done) - count :])
             del done[len(done) - count :]
-            done.append(TreeDef(cls, subtrees, keys, factory))
+            done.append(_made(cls, subtrees, keys, aux))
             continue
         cls = type(value)
-        if (cls not in _KINDS and not (isinstance(value, tuple) and hasattr(cls, "_fields"))) or (
-            is_leaf is not None and is_leaf(value)
+        if (
+            cls not in _KINDS
+            and cls not in REGISTRY
+            and not (isinstance(value, tuple) and hasattr(cls, "_fields"))
+            or (is_leaf is not None and is_leaf(value))
         ):
             leaves.append(value)
             done.append(LEAF)
             continue
-        children, keys, factory = _node_parts(value, cls)
-        walking.append((cls, len(children), keys, factory))
+        children, keys, aux = node_parts(value, cls)
+        walking.append((cls, len(children), keys, aux))
         todo.append(_END)
         todo.extend(reversed(children))
     return leaves, done[0]
@@ -204,8 +257,23 @@ def flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[li
 _END = object()
 
 
-def _node_parts(node: Any, cls: type) -> tuple[Sequence[Any], tuple[Any, ...], Any]:
-    """(children, keys, default factory) of a container."""
+def _made(cls: type, subtrees: tuple[TreeDef, ...], keys: tuple[Any, ...], aux: Any) -> TreeDef:
+    """The structure of a node; a `ShaxValueError` if its auxiliary data cannot be hashed."""
+    try:
+        return TreeDef(cls, subtrees, keys, aux)
+    except TypeError as error:
+        message = (
+            f"pytree: {cls.__name__}'s flatten function gave the auxiliary data {aux!r}, which cannot be hashed "
+            f"({error}); it is part of the tree's structure (jit's cache key): make it hashable (a tuple, not a list)"
+        )
+        raise at(ShaxValueError(message), current_source()) from None
+
+
+def node_parts(node: Any, cls: type) -> tuple[Sequence[Any], tuple[Any, ...], Any]:
+    """(children, keys, default factory or auxiliary data) of a container."""
+    registered = REGISTRY.get(cls)
+    if registered is not None:
+        return _registered_parts(node, cls, registered)
     if cls is dict or cls is defaultdict:
         keys = sorted_keys(node)
         return [node[k] for k in keys], keys, node.default_factory if cls is defaultdict else None
@@ -214,6 +282,22 @@ def _node_parts(node: Any, cls: type) -> tuple[Sequence[Any], tuple[Any, ...], A
     if node is None:
         return (), (), None
     return node, (), None  # a tuple, a named tuple or a list
+
+
+def _registered_parts(node: Any, cls: type, registered: Registered) -> tuple[Sequence[Any], tuple[Any, ...], Any]:
+    parts = registered.flatten(node)
+    if not (isinstance(parts, tuple) and len(parts) == 2) or isinstance(parts[0], (str, bytes, dict)):
+        message = (
+            f"pytree: {cls.__name__}'s flatten function must return (children, aux_data), children a tuple or list, "
+            f"got {parts!r}"
+        )
+        raise at(ShaxTypeError(message), current_source())
+    try:
+        children = list(parts[0])
+    except TypeError:
+        message = f"pytree: {cls.__name__}'s flatten function gave children {parts[0]!r}, not a tuple or list"
+        raise at(ShaxTypeError(message), current_source()) from None
+    return children, (), parts[1]
 
 
 def sorted_keys(mapping: dict[Any, Any]) -> tuple[Any, ...]:
@@ -325,9 +409,14 @@ def _generated(tree_def: TreeDef) -> Callable[[Sequence[Any]], Any]:
 
 def leaf_paths(tree_def: TreeDef) -> list[str]:
     """Where each leaf sits, as JAX prints key paths: `[0]['w']`, `[1].b[0]`."""
-    paths: list[str] = []
-    steps: list[str] = []  # the path to the node being walked
-    todo: list[tuple[TreeDef, str] | None] = [(tree_def, "")]  # None: the walk leaves a node
+    return ["".join(map(str, path)) for path in leaf_key_paths(tree_def)]
+
+
+def leaf_key_paths(tree_def: TreeDef) -> list[tuple[KeyEntry, ...]]:
+    """Where each leaf sits, as JAX's key paths: one step per container on the way down."""
+    paths: list[tuple[KeyEntry, ...]] = []
+    steps: list[KeyEntry] = []  # the path to the node being walked
+    todo: list[tuple[TreeDef, KeyEntry | None] | None] = [(tree_def, None)]  # None: the walk leaves a node
     while todo:
         item = todo.pop()
         if item is None:
@@ -335,9 +424,10 @@ def leaf_paths(tree_def: TreeDef) -> list[str]:
             continue
         node, step = item
         if node.node_type is None:
-            paths.append("".join(steps) + step)
+            paths.append((*steps, step) if step is not None else tuple(steps))
             continue
-        steps.append(step)
-        todo.append(None)
-        todo.extend(reversed(list(zip(node.children, _steps(node)))))
+        if step is not None:
+            steps.append(step)
+            todo.append(None)
+        todo.extend(reversed(list(zip(node.children, key_steps(node)))))
     return paths

@@ -135,6 +135,16 @@ NN_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "log_softmax": ((A23,), {"axis": 0}),
     "logsumexp": ((A23,), {"axis": 1, "keepdims": True}),
     "one_hot": ((I23, 4), {"dtype": np.float32, "axis": 1}),
+    **{
+        name: ((A23,), {})
+        for name in ("selu", "hard_tanh", "relu6", "hard_sigmoid", "hard_silu", "hard_swish", "log_sigmoid", "swish")
+    },
+    **{name: ((A23,), {}) for name in ("soft_sign", "sparse_plus")},
+    "elu": ((A23,), {"alpha": 0.5}),
+    "leaky_relu": ((A23,), {"negative_slope": 0.2}),
+    "celu": ((A23,), {"alpha": 2.0}),
+    "glu": ((A23,), {"axis": 0}),
+    "standardize": ((A23,), {"axis": 0, "epsilon": 1e-3, "algorithm": "stable"}),
 }
 
 

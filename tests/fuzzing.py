@@ -28,7 +28,7 @@ from typeclasses import add, mul, reduce_sum, sin
 ROOT = Path(__file__).resolve().parents[1]
 # The user's line a ShaxError names is one of these files': the calls are made, and the
 # traced functions written, in them.
-USER_LINE = re.compile(r"(fuzzing|test_fuzz|fuzz_numpy)\.py:\d+")
+USER_LINE = re.compile(r"(fuzzing|test_fuzz|fuzz_numpy|fuzz_trees)\.py:\d+")
 
 # Good values ------------------------------------------------------------------------------
 

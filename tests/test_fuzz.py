@@ -31,6 +31,7 @@ import numpy as np
 import pytest
 from fuzz_lax import CONTROL, LAX
 from fuzz_numpy import LINALG, METHODS, NN, NUMPY, public_methods
+from fuzz_trees import NOT_CALLED_IN_OPTIMIZERS, OPTIMIZERS_OPTAX, TREE_NAMES, TREE_UTIL
 from fuzzing import (
     BAD,
     CALL_INFO,
@@ -336,7 +337,7 @@ OPTIMIZERS: dict[str, Call] = {
         bad={"iters": SMALL_COUNTS},
     )
     for name in ("gradient_descent", "momentum", "adam")
-}
+} | OPTIMIZERS_OPTAX
 OTHERS: dict[str, Call] = {
     "compile_definition": Call(compile_definition, (PAIR,)),
     "compiled": Call(COMPILED, (X, Y), variadic=True),
@@ -370,6 +371,7 @@ NOT_CALLED_IN_NAMESPACES = {
     "testing.strategies.Program": "made by programs(), for users to read (and annotate with)",
     "numpy.ndarray": "the class of shax.numpy's arrays (numpy's with .at), made by asarray and array",
     **{f"numpy.{n}": "numpy's own dtype class, a name" for n in shax.numpy.DTYPE_NAMES},
+    **NOT_CALLED_IN_OPTIMIZERS,
 }
 
 # shax.export and jit's XLA backend, when JAX (the `xla` extra) is installed.
@@ -475,6 +477,8 @@ NAMESPACES = {
     "testing.strategies": (shax.testing.strategies, STRATEGIES),
     "export": (shax.export, EXPORT),
     "lax": (shax.lax, {**LAX, **{name: SHAX[name] for name in CONTROL}}),
+    "tree_util": (shax.tree_util, TREE_UTIL),
+    "tree": (shax.tree, TREE_NAMES),
 }
 
 # Typeclass functions: operands are f32 arrays (or, traced, tracers of their types); the
@@ -583,6 +587,8 @@ ENTRY_POINTS: dict[str, Call] = {
     **{f"Tracer.{k}": c for k, c in METHODS.items()},
     **{f"testing.{k}": c for k, c in TESTING.items()},
     **{f"testing.strategies.{k}": c for k, c in STRATEGIES.items()},
+    **{f"tree_util.{k}": c for k, c in TREE_UTIL.items()},
+    **{f"tree.{k}": c for k, c in TREE_NAMES.items()},
     **OTHERS,
     **TYPECLASSES,
 }

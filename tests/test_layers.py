@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: list[tuple[str, ...]] = [
     ("typeclasses",),
     ("shax.errors", "shax.types", "shax.primitive", "shax.ir", "shax.location", "shax.gcpause", "shax.pytree",
-     "shax.well_typed", "shax.typeclass_errors", "shax.array_subclasses", "shax.jax_arrays"),
+     "shax.pytree_keys", "shax.well_typed", "shax.typeclass_errors", "shax.array_subclasses", "shax.jax_arrays"),
     ("shax.rules",),
     ("shax.primitives", "shax.extend"),
     ("shax.printing", "shax.builder"),
@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("shax.transforms",),
     ("shax.export",),
     ("shax.explain", "shax.cli", "shax.optimizers", "shax.numpy", "shax.nn", "shax.stats", "shax.graphviz", "shax.plot",
-     "shax"),
+     "shax.tree_util", "shax.tree", "shax"),
 ]  # fmt: skip
 
 

@@ -48,12 +48,22 @@ def abstract_arguments(what: str, args: Sequence[Any]) -> tuple[list[Any], TreeD
             types.append(leaf_type(leaf))
         except ShaxError as error:
             label = argument_labels(tree)[k]
-            raise at(ShaxTypeError(f"{what}: {label}: {error}"), current_source()) from None
+            raise at(ShaxTypeError(f"{what}: {label}: {error}{_unregistered(leaf)}"), current_source()) from None
     try:
         return leaves, tree, weakly_typed(leaves, types)
     except WeakNumberError as error:
         label = argument_labels(tree)[error.index]
         raise at(ShaxValueError(f"{what}: {label}: {error}"), current_source()) from None
+
+
+def _unregistered(leaf: Any) -> str:
+    """A hint when `leaf` is of a class of the user's own: it could be a pytree node."""
+    if type(leaf).__module__ in ("builtins", "numpy") or isinstance(leaf, type):
+        return ""
+    return (
+        f" ({type(leaf).__name__} is no pytree node: register it with shax.tree_util.register_dataclass, "
+        "register_pytree_node or register_pytree_node_class)"
+    )
 
 
 def weakly_typed(leaves: Sequence[Any], types: list[TensorType]) -> tuple[TensorType, ...]:

@@ -7,7 +7,8 @@
 
 `in_axes` is an int or None for every argument, or a tuple with one entry per
 argument, each an int, None, or a pytree of them matching that argument (a prefix: an
-int covers a whole subtree), nested at most `MAX_AXES_DEPTH` containers deep. `out_axes`
+int covers a whole subtree; an instance of a registered class, its data fields axes and
+its meta fields the argument's), nested at most `MAX_AXES_DEPTH` containers deep. `out_axes`
 is the same for f's result. Rank-0 values
 (Python numbers, numpy scalars) have no axis to map over: they are shared. f is traced
 once at the per-example types (cached like every transform), then batched and cleaned.
@@ -24,7 +25,7 @@ import numpy as np
 from shax import passes, stages
 from shax.errors import ShaxError, ShaxValueError, at
 from shax.location import current_source
-from shax.pytree import TreeDef, sorted_keys, unflatten
+from shax.pytree import REGISTRY, TreeDef, node_parts, same_aux, sorted_keys, unflatten
 from shax.transforms.arguments import argument_labels
 from shax.transforms.program import Program
 from shax.transforms.staging import stage
@@ -92,14 +93,15 @@ def _check_depth(what: str, axes: Axes) -> None:
     todo = [(axes, 0)]
     while todo:
         value, depth = todo.pop()
-        if isinstance(value, (tuple, list, dict)):
+        if isinstance(value, (tuple, list, dict)) or type(value) in REGISTRY:
             if depth >= MAX_AXES_DEPTH:
                 message = (
                     f"vmap: {what} nests containers more than {MAX_AXES_DEPTH} deep; give one int or None "
                     "for a whole subtree instead"
                 )
                 raise at(ShaxValueError(message), current_source())
-            todo.extend((child, depth + 1) for child in (value.values() if isinstance(value, dict) else value))
+            children = node_parts(value, type(value))[0] if type(value) in REGISTRY else value
+            todo.extend((child, depth + 1) for child in (value.values() if isinstance(value, dict) else children))
 
 
 def _frozen_within(what: str, axes: Axes) -> Hashable:
@@ -107,6 +109,12 @@ def _frozen_within(what: str, axes: Axes) -> Hashable:
         return None
     if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
         return int(axes)
+    if type(axes) in REGISTRY:
+        children, _, aux = node_parts(axes, type(axes))
+        try:
+            return _Node(type(axes), aux, tuple(_frozen_within(what, a) for a in children))
+        except TypeError as error:  # aux data that cannot be hashed
+            raise at(ShaxValueError(f"vmap: {what}: {type(axes).__name__}: {error}"), current_source()) from None
     if isinstance(axes, (tuple, list)):
         return tuple(_frozen_within(what, a) for a in axes)
     if isinstance(axes, dict):
@@ -127,6 +135,15 @@ class _Dict:
     items: tuple[tuple[Any, Hashable], ...]
 
 
+@attrs.frozen
+class _Node:
+    """An instance of a registered class holding axes, frozen: its class, aux data and children's axes."""
+
+    node_type: type
+    aux: Any
+    children: tuple[Hashable, ...]
+
+
 def _leaf_axes(what: str, axes: Hashable, tree: TreeDef, top_level: bool) -> list[int | None]:
     """One axis per leaf of `tree`, from `axes`, a prefix of it. At the top level of
     in_axes, a tuple has one entry per argument (the arguments are a tuple)."""
@@ -142,9 +159,20 @@ def _leaf_axes(what: str, axes: Hashable, tree: TreeDef, top_level: bool) -> lis
             message = f"vmap: {what} has a dict with keys {list(by_key)} where the {role} is a {_kind(tree)}"
             raise at(ShaxValueError(message), current_source())
         children = [by_key[k] for k in tree.keys]
+    elif isinstance(axes, _Node):
+        if (
+            tree.node_type is not axes.node_type
+            or len(tree.children) != len(axes.children)
+            or not same_aux(tree.aux, axes.aux)
+        ):
+            message = f"vmap: {what} has {_show(axes)} where the {_role(what, top_level)} is a {_kind(tree)}" + (
+                f" with aux data {tree.aux!r}" if tree.kind == "custom" else ""
+            )
+            raise at(ShaxValueError(message), current_source())
+        children = list(axes.children)
     else:
         assert isinstance(axes, tuple), axes  # `_frozen` leaves ints, None, `_Dict`s and tuples
-        if tree.kind == "dict" or len(axes) != len(tree.children):
+        if tree.kind in ("dict", "custom") or len(axes) != len(tree.children):
             noun = "argument" if top_level else "entry"
             message = (
                 f"vmap: {what}={_show(axes)} has {len(axes)} entries, but the {_role(what, top_level)} "
@@ -162,10 +190,15 @@ def _role(what: str, top_level: bool) -> str:
 
 
 def _kind(tree: TreeDef) -> str:
+    if tree.kind == "custom":
+        return tree.node_type.__name__  # type: ignore[union-attr]
     return {"dict": "dict", "none": "None", "tuple": "tuple", "list": "list", "leaf": "single array"}[tree.kind]
 
 
 def _show(axes: Hashable) -> str:
+    if isinstance(axes, _Node):
+        shown = ", ".join(_show(a) for a in axes.children)
+        return f"{axes.node_type.__name__}[{axes.aux}]({shown})"
     if isinstance(axes, _Dict):
         return "{" + ", ".join(f"{k!r}: {_show(v)}" for k, v in axes.items) + "}"
     if isinstance(axes, tuple):
