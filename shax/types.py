@@ -84,7 +84,7 @@ def _numpy_name(dtype: Any) -> str:
     """numpy's name of a dtype given any way numpy takes it (np.int16 is `int16`)."""
     try:
         return np.dtype(dtype).name
-    except TypeError:
+    except (TypeError, ValueError):  # ({"": ""}: numpy's ValueError)
         return repr(dtype)
 
 

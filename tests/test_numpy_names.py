@@ -288,3 +288,9 @@ def test_refused_forms_name_the_operation_and_the_line(call: Callable[..., Any],
     with pytest.raises(shax.ShaxError, match=message) as raised:
         shax.jit(call)(M)
     assert "test_numpy_names.py:" in str(raised.value)
+
+
+@pytest.mark.parametrize("dtype", [{"": ""}, (None, False)], ids=["dict", "tuple"])
+def test_astype_of_what_numpy_cannot_read_as_a_dtype_names_astype(dtype: Any) -> None:
+    with pytest.raises(shax.ShaxTypeError, match=r"astype: dtype .* is not supported"):
+        snp.astype(np.ones(3), dtype)
