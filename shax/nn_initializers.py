@@ -20,9 +20,8 @@ from typing import Any
 import numpy as np
 
 import shax.random as random
-from shax.errors import ShaxTypeError, ShaxValueError, at
-from shax.location import current_source
-from shax.random._keys import check_key, check_shape
+from shax.errors import ShaxTypeError
+from shax.random._keys import check_key, check_shape, fail, float_dtype
 
 __all__ = [
     "constant", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform", "lecun_normal", "lecun_uniform",
@@ -34,39 +33,24 @@ Initializer = Callable[..., Any]
 Axes = int | Sequence[int]
 
 
-def _fail(name: str, message: str, error: type[Exception] = ShaxValueError) -> Exception:
-    return at(error(f"{name}: {message}"), current_source())  # type: ignore[arg-type]
-
-
-def _float(name: str, dtype: Any) -> np.dtype[Any]:
-    try:
-        asked = np.dtype(np.float32 if dtype is None else dtype)
-    except TypeError:
-        asked = None
-    if asked not in (np.dtype(np.float32), np.dtype(np.float64)):
-        shown = asked.name if asked is not None else repr(dtype)
-        raise _fail(name, f"dtype must be float32 or float64, got {shown}", ShaxTypeError)
-    return asked
-
-
 def _number(name: str, value: Any) -> float:
     """A scale: a real number (a Python or numpy number, or a 0-d array)."""
     array = np.asarray(value) if isinstance(value, (int, float, np.ndarray, np.generic)) else None
     if array is None or array.shape != () or array.dtype.kind not in "iuf" or isinstance(value, bool):
-        raise _fail(name, f"a scale is a real number, got {value!r:.60}", ShaxTypeError)
+        raise fail(name, f"a scale is a real number, got {value!r:.60}", ShaxTypeError)
     return float(array)
 
 
 def zeros(key: Any, shape: Any, dtype: Any = None) -> Any:
     """Zeros of `shape` (the key is not used, but checked)."""
     check_key("zeros", key)
-    return np.zeros(check_shape("zeros", shape), _float("zeros", dtype))
+    return np.zeros(check_shape("zeros", shape), float_dtype("zeros", dtype))
 
 
 def ones(key: Any, shape: Any, dtype: Any = None) -> Any:
     """Ones of `shape` (the key is not used, but checked)."""
     check_key("ones", key)
-    return np.ones(check_shape("ones", shape), _float("ones", dtype))
+    return np.ones(check_shape("ones", shape), float_dtype("ones", dtype))
 
 
 def constant(value: Any, dtype: Any = None) -> Initializer:
@@ -74,7 +58,7 @@ def constant(value: Any, dtype: Any = None) -> Initializer:
 
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
         check_key("constant", key)
-        return np.full(check_shape("constant", shape), value, _float("constant", dtype))
+        return np.full(check_shape("constant", shape), value, float_dtype("constant", dtype))
 
     return init
 
@@ -83,7 +67,7 @@ def uniform(scale: Any = 1e-2, dtype: Any = None) -> Initializer:
     """Uniform values on [0, scale)."""
 
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
-        chosen = _float("uniform", dtype)
+        chosen = float_dtype("uniform", dtype)
         factor = _number("uniform", scale)
         return random.uniform(key, shape, chosen) * np.asarray(factor, chosen)
 
@@ -94,7 +78,7 @@ def normal(stddev: Any = 1e-2, dtype: Any = None) -> Initializer:
     """Normal values of standard deviation `stddev`."""
 
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
-        chosen = _float("normal", dtype)
+        chosen = float_dtype("normal", dtype)
         factor = _number("normal", stddev)
         return random.normal(key, shape, chosen) * np.asarray(factor, chosen)
 
@@ -105,7 +89,7 @@ def truncated_normal(stddev: Any = 1e-2, dtype: Any = None, lower: Any = -2.0, u
     """Normal values truncated to (lower, upper), times `stddev`."""
 
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
-        chosen = _float("truncated_normal", dtype)
+        chosen = float_dtype("truncated_normal", dtype)
         factor = _number("truncated_normal", stddev)
         return random.truncated_normal(key, lower, upper, shape, chosen) * np.asarray(factor, chosen)
 
@@ -115,17 +99,17 @@ def truncated_normal(stddev: Any = 1e-2, dtype: Any = None, lower: Any = -2.0, u
 def _size(name: str, shape: tuple[int, ...], axes: Axes) -> int:
     picked = (axes,) if isinstance(axes, int) else tuple(axes)
     if not all(isinstance(a, int) and -len(shape) <= a < len(shape) for a in picked):
-        raise _fail(name, f"the axes {axes!r} are not axes of the shape {shape}")
+        raise fail(name, f"the axes {axes!r} are not axes of the shape {shape}")
     return math.prod(shape[a] for a in picked)
 
 
 def _fans(name: str, shape: tuple[int, ...], in_axis: Axes, out_axis: Axes, batch_axis: Axes) -> tuple[float, float]:
     """(fan_in, fan_out): the sizes of the in and out axes times the receptive field."""
     if in_axis == -2 and len(shape) <= 1:
-        raise _fail(name, f"cannot count the fans of a rank-{len(shape)} shape with the default in_axis")
+        raise fail(name, f"cannot count the fans of a rank-{len(shape)} shape with the default in_axis")
     sizes = [_size(name, shape, axes) for axes in (in_axis, out_axis, batch_axis)]
     if 0 in sizes:
-        raise _fail(name, f"the shape {shape} has an empty fan axis")
+        raise fail(name, f"the shape {shape} has an empty fan axis")
     receptive = math.prod(shape) / sizes[0] / sizes[1] / sizes[2]
     return sizes[0] * receptive, sizes[1] * receptive
 
@@ -142,13 +126,13 @@ def variance_scaling(
     """Values of variance scale / n (n from `mode`: "fan_in", "fan_out", "fan_avg",
     "fan_geo_avg") drawn from `distribution`: "truncated_normal", "normal" or "uniform"."""
     if not isinstance(mode, str) or mode not in ("fan_in", "fan_out", "fan_avg", "fan_geo_avg"):
-        raise _fail("variance_scaling", f"invalid mode {mode!r}")
+        raise fail("variance_scaling", f"invalid mode {mode!r}")
     if not isinstance(distribution, str) or distribution not in ("truncated_normal", "normal", "uniform"):
-        raise _fail("variance_scaling", f"invalid distribution {distribution!r}")
+        raise fail("variance_scaling", f"invalid distribution {distribution!r}")
     scale = _number("variance_scaling", scale)
 
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
-        chosen = _float("variance_scaling", dtype)
+        chosen = float_dtype("variance_scaling", dtype)
         shape = check_shape("variance_scaling", shape)
         fan_in, fan_out = _fans("variance_scaling", shape, in_axis, out_axis, batch_axis)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}.get(mode)

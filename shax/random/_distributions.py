@@ -24,7 +24,7 @@ import numpy as np
 import shax.numpy as snp
 import typeclasses as tc
 from shax.errors import ShaxTypeError
-from shax.random._keys import U32, check_key, check_shape, fail, random_bits, split, word_pairs
+from shax.random._keys import U32, check_key, check_shape, fail, float_dtype, random_bits, split, word_pairs
 from shax.tracer import Tracer
 from shax.types import describe
 
@@ -38,18 +38,6 @@ _ERFINV_LARGE = (
     -0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
     0.00943887047, 1.00167406, 2.83297682,
 )  # fmt: skip
-
-
-def _float_dtype(name: str, dtype: Any) -> np.dtype[Any]:
-    """The float dtype asked for (float32 when None), else a ShaxError naming `name`."""
-    try:
-        asked = np.dtype(np.float32 if dtype is None else dtype)
-    except TypeError:
-        asked = None
-    if asked not in (np.dtype(np.float32), np.dtype(np.float64)):
-        shown = asked.name if asked is not None else repr(dtype)
-        raise fail(name, f"dtype must be a float dtype shax has (float32, float64), got {shown}", ShaxTypeError)
-    return asked
 
 
 def _shape_of(value: Any) -> tuple[int, ...]:
@@ -94,7 +82,7 @@ def uniform(key: Any, shape: Any = (), dtype: Any = None, minval: Any = 0.0, max
     """Uniform values in [minval, maxval) of `shape` and the float `dtype` (float32)."""
     key = check_key("uniform", key)
     shape = check_shape("uniform", shape)
-    dtype = _float_dtype("uniform", dtype)
+    dtype = float_dtype("uniform", dtype)
     return _uniform("uniform", key, shape, dtype, minval, maxval)
 
 
@@ -124,7 +112,7 @@ def normal(key: Any, shape: Any = (), dtype: Any = None) -> Any:
     """Standard normal values of `shape` and the float `dtype` (float32)."""
     key = check_key("normal", key)
     shape = check_shape("normal", shape)
-    dtype = _float_dtype("normal", dtype)
+    dtype = float_dtype("normal", dtype)
     low = np.nextafter(dtype.type(-1.0), dtype.type(0.0))
     u = _uniform("normal", key, shape, dtype, low, 1.0)
     return dtype.type(math.sqrt(2)) * _erfinv(u, dtype)
@@ -133,7 +121,7 @@ def normal(key: Any, shape: Any = (), dtype: Any = None) -> Any:
 def truncated_normal(key: Any, lower: Any, upper: Any, shape: Any = None, dtype: Any = None) -> Any:
     """Standard normal values conditioned on the open interval (lower, upper)."""
     key = check_key("truncated_normal", key)
-    dtype = _float_dtype("truncated_normal", dtype)
+    dtype = float_dtype("truncated_normal", dtype)
     low, high = _parameter("truncated_normal", lower, dtype), _parameter("truncated_normal", upper, dtype)
     if shape is None:
         shape = np.broadcast_shapes(_shape_of(low), _shape_of(high))
@@ -344,7 +332,7 @@ def gumbel(key: Any, shape: Any = (), dtype: Any = None, mode: str | None = None
     `mode` "low" (the default) or "high" (twice the bits: the largest value ~32, not ~16)."""
     key = check_key("gumbel", key)
     shape = check_shape("gumbel", shape)
-    dtype = _float_dtype("gumbel", dtype)
+    dtype = float_dtype("gumbel", dtype)
     if mode not in (None, "low", "high"):
         raise fail("gumbel", f"mode must be 'low' or 'high', got {mode!r}")
     if mode != "high":

@@ -206,3 +206,15 @@ def _unsigned(name: str, dtype: Any) -> np.dtype[Any]:
         shown = asked.name if asked is not None else repr(dtype)
         raise fail(name, f"dtype must be an unsigned integer dtype shax has (uint32, uint8), got {shown}")
     return asked
+
+
+def float_dtype(name: str, dtype: Any) -> np.dtype[Any]:
+    """The float dtype asked for (float32 when None), else a ShaxError naming `name`."""
+    try:
+        asked = np.dtype(np.float32 if dtype is None else dtype)
+    except (TypeError, ValueError):  # not a dtype numpy reads ({'': ''}: its ValueError)
+        asked = None
+    if asked not in (np.dtype(np.float32), np.dtype(np.float64)):
+        shown = asked.name if asked is not None else repr(dtype)
+        raise fail(name, f"dtype must be a float dtype shax has (float32, float64), got {shown}", ShaxTypeError)
+    return asked
