@@ -394,47 +394,63 @@ def _while_batch(prim: While, operands: Sequence[Tracer], dims: Sequence[int | N
     return apply(attrs.evolve(prim, cond=v.cond, body=v.body), *consts, *carry), 0
 
 
-# codegen: a Python loop calling the body's compiled function, the ys written in place
+# codegen: a Python loop calling the body's compiled function (untested arguments: the
+# loop passes values of its types), the carry in locals, each distinct y written in place
+# (a y that is the body's x slice is the xs themselves, a y it returns twice one array)
 @codegen_rule(Scan)
 def _scan_codegen(prim: Scan, site: Site, operands: Sequence[Operand]) -> str:
-    from shax.callees import compiled
+    from shax.callees import compiled_body, passed_on
 
-    body = site.constant(compiled(prim.body).function)
+    body = site.constant(compiled_body(prim.body).function)
     s = f"s{site.var}"
     start = prim.consts + prim.carry
-    consts = [o.expr for o in operands[: prim.consts]]
-    ys = [
-        f"np.empty({shape_source((prim.length, *t.shape))}, {dtype_source(t.dtype)})"
-        for t in prim.body.output_types()[prim.carry :]
-    ]
+    carry = [f"{s}_c{k}" for k in range(prim.carry)]
+    targets, results, allocated, writes = list(carry), list(carry), [], []
+    stacked: dict[int, str] = {}  # the body's output var id -> the array stacking it
+    argument, outputs = passed_on(prim.body), prim.body.outputs
+    for j, t in enumerate(prim.body.output_types()[prim.carry :]):
+        k, var = prim.carry + j, outputs[prim.carry + j].id
+        passed = argument[k]
+        if passed is not None and passed >= start:  # y[i] = x[i]: the xs
+            targets.append("_")
+            results.append(operands[passed].expr)
+        elif var in stacked:
+            targets.append("_")
+            results.append(stacked[var])
+        else:
+            y = stacked[var] = f"{s}_y{j}"
+            targets.append(f"{s}_o{j}")
+            results.append(y)
+            allocated.append(f"{y} = np.empty({shape_source((prim.length, *t.shape))}, {dtype_source(t.dtype)})")
+            writes.append(f"    {y}[{s}_i] = {s}_o{j}")
     order = f"range({prim.length - 1}, -1, -1)" if prim.reverse else f"range({prim.length})"
-    slices = [f"{o.expr}[{s}_i]" for o in operands[start:]]
+    args = [o.expr for o in operands[: prim.consts]] + carry + [f"{o.expr}[{s}_i]" for o in operands[start:]]
     return "\n".join(
         [
-            f"{s}_c = [{', '.join(o.expr for o in operands[prim.consts : start])}]",
-            f"{s}_y = [{', '.join(ys)}]",
+            *(f"{c} = {o.expr}" for c, o in zip(carry, operands[prim.consts : start])),
+            *allocated,
             f"for {s}_i in {order}:",
-            f"    {s}_o = {body}({', '.join([*consts, f'*{s}_c', *slices])})",
-            f"    {s}_c = {s}_o[:{prim.carry}]",
-            *(f"    {s}_y[{j}][{s}_i] = {s}_o[{prim.carry + j}]" for j in range(len(ys))),
-            f"{s}_c + {s}_y",
+            f"    [{', '.join(targets)}] = {body}({', '.join(args)})",
+            *writes,
+            f"[{', '.join(results)}]",
         ]
     )
 
 
 @codegen_rule(While)
 def _while_codegen(prim: While, site: Site, operands: Sequence[Operand]) -> str:
-    from shax.callees import compiled
+    from shax.callees import compiled_body
 
-    cond, body = site.constant(compiled(prim.cond).function), site.constant(compiled(prim.body).function)
+    cond, body = site.constant(compiled_body(prim.cond).function), site.constant(compiled_body(prim.body).function)
     s = f"s{site.var}"
-    consts = "".join(f"{o.expr}, " for o in operands[: prim.consts])
+    carry = [f"{s}_c{k}" for k in range(len(operands) - prim.consts)]
+    args = ", ".join([*(o.expr for o in operands[: prim.consts]), *carry])
     return "\n".join(
         [
-            f"{s}_c = [{', '.join(o.expr for o in operands[prim.consts :])}]",
-            f"while {cond}({consts}*{s}_c)[0]:",
-            f"    {s}_c = {body}({consts}*{s}_c)",
-            f"{s}_c",
+            *(f"{c} = {o.expr}" for c, o in zip(carry, operands[prim.consts :])),
+            f"while {cond}({args})[0]:",
+            f"    [{', '.join(carry)}] = {body}({args})",
+            f"[{', '.join(carry)}]",
         ]
     )
 
