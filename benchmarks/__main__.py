@@ -9,6 +9,8 @@ B4  Python function -> VJP definition at 1k / 10k / 100k operations, and the sca
     first call (build), second call (compile) and memory at those sizes; the gradient
     of a 40-operation subgraph called 300 times against the same program inlined
 B5  per-example gradients of logistic regression (vmap(grad)), per call
+B6  loops (issue 35): an RNN written with scan (1,000 and 10,000 steps) and a fori_loop
+    fixed-point iteration, gradient w.r.t. two weight matrices, float64
 
 Rows: hand-written numpy (the floor, ratio 1.00), shax jit, shax's uncompiled transforms,
 JAX jit, JAX eager, shax jit(backend='xla') (shax's program compiled by XLA, beside JAX
@@ -29,7 +31,7 @@ import platform
 import sys
 import time
 
-TASKS = ("B1", "B2", "B3", "B4", "B5")
+TASKS = ("B1", "B2", "B3", "B4", "B5", "B6")
 MODULES = {"B1": "b1_scalar", "B2": "b2_medium", "B3": "b3_mlp", "B5": "b5_per_example"}
 
 
@@ -38,7 +40,7 @@ def main() -> None:
         prog="python -m benchmarks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="fewer rounds, shorter loops, B4 at 1k and 10k only")
-    parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated, among B1-B5")
+    parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated, among B1-B6")
     parser.add_argument("--threads", type=int, default=1, help="threads for numpy's BLAS, XLA and PyTorch")
     parser.add_argument("--rounds", type=int, help="rounds per task (default 9 with --quick, 21 without)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of each shax row")
@@ -54,7 +56,7 @@ def main() -> None:
 
     import numpy as np
 
-    from benchmarks import b4_calls, b4_pipeline, b4_subgraph
+    from benchmarks import b4_calls, b4_pipeline, b4_subgraph, b6_loops
     from benchmarks.harness import Settings, run_task
 
     settings = Settings(
@@ -80,6 +82,9 @@ def main() -> None:
             summary += b4_pipeline.run(fw, rounds).lines
             summary += b4_calls.run(tuple(rounds)).lines
             summary.append(b4_subgraph.run(repeats=1 if options.quick else 3))
+            continue
+        if task == "B6":
+            summary += b6_loops.run(fw, settings, options.quick)
             continue
         module = importlib.import_module(f"benchmarks.{MODULES[task]}")
         target = getattr(module, "TARGET", None)

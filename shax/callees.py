@@ -1,7 +1,8 @@
 """What the stages make of a called definition, built once per callee and shared by every
 call site: its derivative (`derivative`), the transpose of a linear callee
 (`transposed`), its batched form per batch layout (`batched`), its form without the
-outputs no caller reads (`pruned`) and its compiled function (`compiled`).
+outputs no caller reads (`pruned`) and its compiled function (`compiled`; a loop body's
+without argument tests, `compiled_body`).
 
 Kept by the callee's identity while it lives (definitions are values: what is derived
 from one stays true). Threads missing an entry at once may each build it; either is
@@ -231,6 +232,12 @@ def _passed_on(defn: Definition) -> tuple[int | None, ...]:
 def compiled(defn: Definition) -> Compiled:
     """`defn`'s compiled function (`shax.codegen`)."""
     return _cached(defn, "compiled", lambda: compile_definition(defn))
+
+
+def compiled_body(defn: Definition) -> Compiled:
+    """`defn`'s compiled function without argument tests: a loop's body, called by the
+    loop's generated code with values of its declared types, once per iteration."""
+    return _cached(defn, "compiled body", lambda: compile_definition(defn, checked=False))
 
 
 def flops(defn: Definition) -> int:

@@ -41,15 +41,13 @@ class ScanDerivative:
     """A scan body's derivative: `forward` returns the body's outputs, then the activations
     that vary from one iteration to the next (the scan stacks them); `invariant` (the
     consts) -> the activations that depend on the consts alone (computed once, outside the
-    loop); `linear` (tangents of the float consts, carry and x slices, then every
-    activation, in `order`) -> (tangents of the float carry, of the float y slices).
-    `order[k]` is activation k's place: (False, j) the j-th stacked one, (True, j) the j-th
-    invariant one."""
+    loop); `linear` (the invariant activations, then the tangents of the float consts, carry
+    and x slices, then the stacked activations) -> (tangents of the float carry, of the
+    float y slices): a linear scan's body, the invariant activations its fixed consts."""
 
     forward: Definition
     invariant: Definition
     linear: Definition
-    order: tuple[tuple[bool, int], ...]
 
 
 def scan_derivative(body: Definition, num_consts: int, num_carry: int) -> ScanDerivative:
@@ -68,13 +66,8 @@ def _scan_derivative(body: Definition, num_consts: int, num_carry: int) -> ScanD
             varying.add(b.var.id)
     n = len(outputs)
     acts = d.primal.outputs[n:]
-    stacked: list[int] = []  # output positions of the stacked activations
-    fixed: list[int] = []  # and of the invariant ones
-    order: list[tuple[bool, int]] = []
-    for k, v in enumerate(acts):
-        chosen = stacked if v.id in varying else fixed
-        order.append((v.id not in varying, len(chosen)))
-        chosen.append(n + k)
+    stacked = [n + k for k, v in enumerate(acts) if v.id in varying]  # output positions of the stacked activations
+    fixed = [n + k for k, v in enumerate(acts) if v.id not in varying]  # and of the invariant ones
     forward = pruned(d.primal, (*range(n), *stacked))
     consts = body.arg_types[:num_consts]
     invariant = pruned(d.primal, tuple(fixed))
@@ -86,32 +79,50 @@ def _scan_derivative(body: Definition, num_consts: int, num_carry: int) -> ScanD
         tuple(b for b in invariant.bindings if not (isinstance(b.prim, Arg) and b.prim.index >= num_consts)),
         invariant.outputs,
     )
-    return ScanDerivative(forward, cleanup(check_types(only_consts)), pruned(d.linear, kept), tuple(order))
+    # The linear part takes (tangents, activations in d's order): the invariant ones go first.
+    linear = pruned(d.linear, kept)
+    tangents = len(linear.arg_types) - len(acts)
+    ahead = {a: k for k, a in enumerate(fixed)}  # output position -> its place among the invariant ones
+    behind = {a: len(fixed) + tangents + k for k, a in enumerate(stacked)}
+    positions = [
+        *range(len(fixed), len(fixed) + tangents),
+        *(ahead.get(n + k, behind.get(n + k)) for k in range(len(acts))),
+    ]
+    types = [linear.arg_types[tangents + a - n] for a in fixed] + list(linear.arg_types[:tangents])
+    types += [linear.arg_types[tangents + a - n] for a in stacked]
+    return ScanDerivative(forward, cleanup(check_types(only_consts)), rearranged(linear, types, positions))
 
 
-def scan_transposed(linear_body: Definition, linear: int, num_consts: int, num_carry: int) -> Definition:
+def scan_transposed(linear_body: Definition, fixed: int, linear: int, num_consts: int, num_carry: int) -> Definition:
     """The body of the transpose of a linear scan whose body `linear_body` (consts, carry, x
-    slices) is linear in its first `linear` arguments, the rest (activations) fixed:
+    slices) is linear in the `linear` arguments after its first `fixed` (consts), the rest
+    (activations) fixed:
 
-        (acc, ct carry, ct y, acts) -> (acc + ct consts, ct carry before, ct x slices)
+        (fixed consts, acc, ct carry, ct y, acts) -> (acc + ct consts, ct carry before, ct x slices)
 
-    the consts' cotangents summed over the iterations in `acc`."""
-    key = ("scan transposed", linear, num_consts, num_carry)
-    return _cached(linear_body, key, lambda: _scan_transposed(linear_body, linear, num_consts, num_carry))
+    the linear consts' cotangents summed over the iterations in `acc`."""
+    key = ("scan transposed", fixed, linear, num_consts, num_carry)
+    return _cached(linear_body, key, lambda: _scan_transposed(linear_body, fixed, linear, num_consts, num_carry))
 
 
-def _scan_transposed(body: Definition, linear: int, num_consts: int, num_carry: int) -> Definition:
-    t = transposed(body, linear)
-    acts = list(body.arg_types[linear:])
-    consts, carry = list(body.arg_types[:num_consts]), list(body.arg_types[num_consts : num_consts + num_carry])
+def _scan_transposed(body: Definition, fixed: int, linear: int, num_consts: int, num_carry: int) -> Definition:
+    types = body.arg_types
+    # transposed() takes a definition linear in its leading arguments: the fixed consts go behind.
+    moved = [*range(linear, linear + fixed), *range(linear), *range(fixed + linear, len(types))]
+    ahead = [*types[fixed : fixed + linear], *types[:fixed], *types[fixed + linear :]]
+    t = transposed(rearranged(body, ahead, moved), linear)
+    consts = list(types[fixed:num_consts])
+    carry = list(types[num_consts : num_consts + num_carry])
     ys = list(body.output_types()[num_carry:])
+    acts = list(types[fixed + linear :])
+    n = len(consts)
 
     def run(args: list[Tracer]) -> list[Any]:
-        acc, rest = args[:num_consts], args[num_consts:]
-        cts = evaluate(t, *rest)
-        return [*(a + c for a, c in zip(acc, cts[:num_consts])), *cts[num_consts:]]
+        invariant, acc, rest = args[:fixed], args[fixed : fixed + n], args[fixed + n :]
+        cts = evaluate(t, *rest[: len(carry) + len(ys)], *invariant, *rest[len(carry) + len(ys) :])
+        return [*(a + c for a, c in zip(acc, cts[:n])), *cts[n:]]
 
-    return build(body.name + "t", [*consts, *carry, *ys, *acts], run)
+    return build(body.name + "t", [*types[:fixed], *consts, *carry, *ys, *acts], run)
 
 
 @attrs.frozen

@@ -10,6 +10,8 @@ Contract:
   cheaply: an array of the declared dtype and shape (a numpy scalar, for a scalar)
   passes the generated function's one-line test; anything else goes through
   `check_argument` (Python numbers become numpy values there, as in evaluate).
+  Unless `checked=False`: a function that only generated code calls, with values of the
+  declared types (a loop's body, once per iteration), takes them untested.
 - While the `Compiled` lives, tracebacks through the generated function show its lines.
 """
 
@@ -72,14 +74,15 @@ class Compiled:
         return f"<compiled {self.defn.name}: {len(self.defn.bindings)} bindings>"
 
 
-def compile_definition(defn: Definition, fresh_outputs: bool = False) -> Compiled:
+def compile_definition(defn: Definition, fresh_outputs: bool = False, checked: bool = True) -> Compiled:
     """`defn` (typed, or typed here) as a compiled Python function calling numpy. With
-    `fresh_outputs`, an output that is (a view of) an argument is returned as a copy."""
+    `fresh_outputs`, an output that is (a view of) an argument is returned as a copy;
+    without `checked`, its function does not test its arguments (generated code calls it)."""
     expect_definition("compile_definition", defn)
     if not is_well_typed(defn):  # else checked already, or built typed by a stage or pass
         defn = check_types(defn, "compile_definition") if defn.is_typed else infer_types(defn)
     with collector_paused():
-        header, functions, namespace, name = generate(defn, _argument_checker(defn), fresh_outputs)
+        header, functions, namespace, name = generate(defn, _argument_checker(defn) if checked else None, fresh_outputs)
         # The functions of the definitions it calls (each with its own callees) come first.
         callees = dict.fromkeys(getattr(v, "shax_source", "") for v in list(namespace.values()))
         prefix = "".join(c + "\n" for c in callees if c)

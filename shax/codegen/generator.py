@@ -8,7 +8,9 @@ Contract:
   equal `evaluate`'s bit for bit, as numpy arrays or scalars alike.
 - Each argument is tested in one line: an array of the declared dtype and shape (a
   numpy scalar, for a scalar) passes; anything else goes through the given `argument`
-  (a global of the function), which returns it as evaluate takes it or raises.
+  (a global of the function), which returns it as evaluate takes it or raises. Without
+  `argument` (None), no test: a function only generated code calls, with values of the
+  declared types (a loop's body, called once per iteration).
 - Constants, and values rules need (a pad's fill), are globals (`c3`) bound once.
 - Bindings no output needs are skipped. A value is deleted once no later binding or
   output needs its memory. An elementwise ufunc writes its result into a dead operand
@@ -51,10 +53,10 @@ EXTERNAL = -1  # the memory of arguments and constants: never written, never del
 
 
 def generate(
-    defn: Definition, argument: Callable[[int, Any], Any], fresh_outputs: bool = False
+    defn: Definition, argument: Callable[[int, Any], Any] | None, fresh_outputs: bool = False
 ) -> tuple[list[str], list[str], dict[str, Any], str]:
     """(header, functions, globals, the function's name) for the typed `defn`:
-    `argument(k, value)` checks argument k when its one-line test fails. The header's
+    `argument(k, value)` checks argument k when its one-line test fails (None: no tests). The header's
     comment lines, then the functions, joined by newlines, are the source."""
     return _Generator(defn, argument, fresh_outputs).generate()
 
@@ -65,12 +67,14 @@ class _Generator:
     of its memory block. By memory block: `owned` (may be written), `block_end` (the last
     binding that reads it through any name), `names` (local names to delete when it dies)."""
 
-    def __init__(self, defn: Definition, argument: Callable[[int, Any], Any], fresh_outputs: bool) -> None:
+    def __init__(self, defn: Definition, argument: Callable[[int, Any], Any] | None, fresh_outputs: bool) -> None:
         self.defn = defn
         self.fresh_outputs = fresh_outputs
         self.bindings = defn.bindings
         self.namespace: dict[str, Any] = {**NAMESPACE, **{n: np.dtype(d.numpy) for d, n in _DTYPE_GLOBALS.items()}}
-        self.namespace["argument"] = argument
+        self.checked = argument is not None
+        if argument is not None:
+            self.namespace["argument"] = argument
         self.constants: list[str] = []  # header comments: `# c3 = fromList [] [1.0]`
         self.params: list[str] = []
         self.types = {b.var.id: type_of(b.var) for b in defn.bindings}  # var id -> its type
@@ -116,7 +120,7 @@ class _Generator:
 
         for_each_binding("codegen", [self.bindings[i] for i in live], emit, records=False)
         name = self._function_name()
-        checks = [self._check(k, p, t) for k, (p, t) in enumerate(zip(params, self.defn.arg_types))]
+        checks = [self._check(k, p, t) for k, (p, t) in enumerate(zip(params, self.defn.arg_types)) if self.checked]
         outputs = [self.expr[v.id] for v in self.defn.outputs]
         copied = {self.expr[v.id] for v in self.defn.outputs if self.fresh_outputs and v.id in self.of_argument}
         functions = function_sources(name, params, checks, lines, outputs, copied)

@@ -24,8 +24,9 @@ once per body (`shax.callees`, `shax.loop_bodies`):
   holds, members done keeping their carry;
 - codegen: a Python `for` or `while` calling the body's compiled function.
 
-`linear` marks the operands a loop is linear in (the leading `linear` of a linear scan;
-the tangents of a jvp while loop), the others held fixed.
+`linear` marks the operands a loop is linear in (the `linear` after a linear scan's first
+`fixed` consts, the activations computed once; the tangents of a jvp while loop), the
+others held fixed.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 import numpy as np
 
-import typeclasses as tc
 from shax.errors import ShaxTypeError
 from shax.ir import Definition
 from shax.primitive import Linearity, Primitive
@@ -91,7 +91,8 @@ class Scan(_Loop):
     consts: int = 0
     carry: int = 0
     output: int = 0
-    linear: int = 0  # the body is linear in its first `linear` arguments, the others fixed
+    linear: int = 0  # the body is linear in the `linear` arguments after the first `fixed`, the others fixed
+    fixed: int = 0  # consts held fixed ahead of the linear operands (activations computed once)
     # The body's identity: a scan compares and hashes by it, never by the body's bindings.
     key: int = attrs.field(init=False)
 
@@ -108,10 +109,10 @@ class Scan(_Loop):
 
     @property
     def linear_positions(self) -> tuple[int, ...]:
-        return tuple(range(self.linear))
+        return tuple(range(self.fixed, self.fixed + self.linear))
 
     def group_key(self) -> Any:
-        return (Scan, self.key, self.length, self.reverse, self.consts, self.carry, self.linear)
+        return (Scan, self.key, self.length, self.reverse, self.consts, self.carry, self.linear, self.fixed)
 
     def subdefinitions(self) -> tuple[Definition, ...]:
         return (self.body,)
@@ -124,6 +125,7 @@ class Scan(_Loop):
     def show(self, names: dict[int, str]) -> str:
         params = [f"length={self.length}", f"consts={self.consts}", f"carry={self.carry}"]
         params += ["reverse"] * self.reverse + [f"linear={self.linear}"] * bool(self.linear)
+        params += [f"fixed={self.fixed}"] * bool(self.fixed)
         output = f" [{self.output}]" if self.num_outputs > 1 else ""
         return f"scan {names.get(self.key, self.body.name)} {' '.join(params)}{output}"
 
@@ -266,7 +268,8 @@ def _float_positions(types: Sequence[TensorType]) -> list[int]:
     return [k for k, t in enumerate(types) if t.dtype.is_float]
 
 
-# d scan f (c, h, xs) = scan df (dc, dh, (dxs, acts)), acts stacked by the scan of f's forward part
+# d scan f (c, h, xs) = scan df ((a, dc), dh, (dxs, acts)): acts stacked by the scan of f's
+# forward part, a (the activations of the consts alone) computed once
 @linearize_rule(Scan)
 def _scan_linearize(
     prim: Scan, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer
@@ -287,19 +290,14 @@ def _scan_linearize(
     dc = [t for k, t in tangent_of if k < prim.consts]
     dh = [t for k, t in tangent_of if prim.consts <= k < start]
     dx = [t for k, t in tangent_of if k >= start]
-    # The activations of the consts alone, computed once and seen by every iteration.
+    # The activations of the consts alone, computed once: consts every iteration reads.
     invariant = [residual(a) for a in evaluate(d.invariant, *primals[: prim.consts])]
     stacked = [residual(a) for a in forward[n:]]
-    acts = [
-        tc.broadcast(invariant[j], range(1, 1 + len(tc.shape(invariant[j]))), (prim.length, *tc.shape(invariant[j])))
-        if fixed
-        else stacked[j]
-        for fixed, j in d.order
-    ]
-    linear = Scan(d.linear, prim.length, prim.reverse, len(dc), len(dh), 0, len(dc) + len(dh) + len(dx))
+    fixed = len(invariant)
+    linear = Scan(d.linear, prim.length, prim.reverse, fixed + len(dc), len(dh), 0, len(dc) + len(dh) + len(dx), fixed)
     outputs = prim.body.output_types()
     position = _float_positions(outputs).index(prim.output)
-    return PrimalAndTangent(value, apply(attrs.evolve(linear, output=position), *dc, *dh, *dx, *acts))
+    return PrimalAndTangent(value, apply(attrs.evolve(linear, output=position), *invariant, *dc, *dh, *dx, *stacked))
 
 
 # a linear scan is linear only in operands whose zeros the transpose rule fills in
@@ -308,7 +306,7 @@ def _scan_zero(prim: Scan, operands: Sequence[Any]) -> Any:
     return run_all(prim, [materialized(o) if isinstance(o, Zero) else o for o in operands])[prim.output]
 
 
-# (scan g (dc, dh, (dx, a)))ᵀ (ct_h, ct_ys) = reversed scan gᵀ (acc = 0, ct_h, (ct_ys, a)):
+# (scan g ((a, dc), dh, (dx, acts)))ᵀ (ct_h, ct_ys) = reversed scan gᵀ ((a, acc = 0), ct_h, (ct_ys, acts)):
 # the carry's cotangent runs backwards, the consts' add up, the xs' are stacked
 @transpose_rule(Scan)
 def _scan_transpose(prim: Scan, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
@@ -316,18 +314,20 @@ def _scan_transpose(prim: Scan, cts: Sequence[Any], operands: Sequence[Any]) -> 
     from shax.tracer import apply_each
 
     body = prim.body
-    tbody = scan_transposed(body, prim.linear, prim.consts, prim.carry)
+    tbody = scan_transposed(body, prim.fixed, prim.linear, prim.consts, prim.carry)
     types = body.output_types()
     filled = [
         materialized(Zero(t if k < prim.carry else TensorType(t.dtype, (prim.length, *t.shape)))) if ct is None else ct
         for k, (ct, t) in enumerate(zip(cts, types))
     ]
-    acc = [materialized(Zero(t)) for t in body.arg_types[: prim.consts]]
-    acts = list(operands[prim.linear :])
-    carried = prim.consts + prim.carry
-    scan = Scan(tbody, prim.length, not prim.reverse, 0, carried, 0, carried + len(types) - prim.carry)
-    results = apply_each(scan.outputs(), *acc, *filled, *acts)
-    return [*results, *([None] * len(acts))]
+    fixed = list(operands[: prim.fixed])
+    acc = [materialized(Zero(t)) for t in body.arg_types[prim.fixed : prim.consts]]
+    acts = list(operands[prim.fixed + prim.linear :])
+    carried = len(acc) + prim.carry
+    linear = carried + len(types) - prim.carry
+    scan = Scan(tbody, prim.length, not prim.reverse, prim.fixed, carried, 0, linear, prim.fixed)
+    results = apply_each(scan.outputs(), *fixed, *acc, *filled, *acts)
+    return [*([None] * prim.fixed), *results, *([None] * len(acts))]
 
 
 # d while f (c, h) = the loop of (h, dh) under f and its derivative (forward mode only)
@@ -394,47 +394,63 @@ def _while_batch(prim: While, operands: Sequence[Tracer], dims: Sequence[int | N
     return apply(attrs.evolve(prim, cond=v.cond, body=v.body), *consts, *carry), 0
 
 
-# codegen: a Python loop calling the body's compiled function, the ys written in place
+# codegen: a Python loop calling the body's compiled function (untested arguments: the
+# loop passes values of its types), the carry in locals, each distinct y written in place
+# (a y that is the body's x slice is the xs themselves, a y it returns twice one array)
 @codegen_rule(Scan)
 def _scan_codegen(prim: Scan, site: Site, operands: Sequence[Operand]) -> str:
-    from shax.callees import compiled
+    from shax.callees import compiled_body, passed_on
 
-    body = site.constant(compiled(prim.body).function)
+    body = site.constant(compiled_body(prim.body).function)
     s = f"s{site.var}"
     start = prim.consts + prim.carry
-    consts = [o.expr for o in operands[: prim.consts]]
-    ys = [
-        f"np.empty({shape_source((prim.length, *t.shape))}, {dtype_source(t.dtype)})"
-        for t in prim.body.output_types()[prim.carry :]
-    ]
+    carry = [f"{s}_c{k}" for k in range(prim.carry)]
+    targets, results, allocated, writes = list(carry), list(carry), [], []
+    stacked: dict[int, str] = {}  # the body's output var id -> the array stacking it
+    argument, outputs = passed_on(prim.body), prim.body.outputs
+    for j, t in enumerate(prim.body.output_types()[prim.carry :]):
+        k, var = prim.carry + j, outputs[prim.carry + j].id
+        passed = argument[k]
+        if passed is not None and passed >= start:  # y[i] = x[i]: the xs
+            targets.append("_")
+            results.append(operands[passed].expr)
+        elif var in stacked:
+            targets.append("_")
+            results.append(stacked[var])
+        else:
+            y = stacked[var] = f"{s}_y{j}"
+            targets.append(f"{s}_o{j}")
+            results.append(y)
+            allocated.append(f"{y} = np.empty({shape_source((prim.length, *t.shape))}, {dtype_source(t.dtype)})")
+            writes.append(f"    {y}[{s}_i] = {s}_o{j}")
     order = f"range({prim.length - 1}, -1, -1)" if prim.reverse else f"range({prim.length})"
-    slices = [f"{o.expr}[{s}_i]" for o in operands[start:]]
+    args = [o.expr for o in operands[: prim.consts]] + carry + [f"{o.expr}[{s}_i]" for o in operands[start:]]
     return "\n".join(
         [
-            f"{s}_c = [{', '.join(o.expr for o in operands[prim.consts : start])}]",
-            f"{s}_y = [{', '.join(ys)}]",
+            *(f"{c} = {o.expr}" for c, o in zip(carry, operands[prim.consts : start])),
+            *allocated,
             f"for {s}_i in {order}:",
-            f"    {s}_o = {body}({', '.join([*consts, f'*{s}_c', *slices])})",
-            f"    {s}_c = {s}_o[:{prim.carry}]",
-            *(f"    {s}_y[{j}][{s}_i] = {s}_o[{prim.carry + j}]" for j in range(len(ys))),
-            f"{s}_c + {s}_y",
+            f"    [{', '.join(targets)}] = {body}({', '.join(args)})",
+            *writes,
+            f"[{', '.join(results)}]",
         ]
     )
 
 
 @codegen_rule(While)
 def _while_codegen(prim: While, site: Site, operands: Sequence[Operand]) -> str:
-    from shax.callees import compiled
+    from shax.callees import compiled_body
 
-    cond, body = site.constant(compiled(prim.cond).function), site.constant(compiled(prim.body).function)
+    cond, body = site.constant(compiled_body(prim.cond).function), site.constant(compiled_body(prim.body).function)
     s = f"s{site.var}"
-    consts = "".join(f"{o.expr}, " for o in operands[: prim.consts])
+    carry = [f"{s}_c{k}" for k in range(len(operands) - prim.consts)]
+    args = ", ".join([*(o.expr for o in operands[: prim.consts]), *carry])
     return "\n".join(
         [
-            f"{s}_c = [{', '.join(o.expr for o in operands[prim.consts :])}]",
-            f"while {cond}({consts}*{s}_c)[0]:",
-            f"    {s}_c = {body}({consts}*{s}_c)",
-            f"{s}_c",
+            *(f"{c} = {o.expr}" for c, o in zip(carry, operands[prim.consts :])),
+            f"while {cond}({args})[0]:",
+            f"    [{', '.join(carry)}] = {body}({args})",
+            f"[{', '.join(carry)}]",
         ]
     )
 
