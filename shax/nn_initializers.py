@@ -58,7 +58,11 @@ def constant(value: Any, dtype: Any = None) -> Initializer:
 
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
         check_key("constant", key)
-        return np.full(check_shape("constant", shape), value, float_dtype("constant", dtype))
+        shape, chosen = check_shape("constant", shape), float_dtype("constant", dtype)
+        try:
+            return np.full(shape, value, chosen)
+        except (TypeError, ValueError) as error:  # a value numpy cannot read as numbers of that shape
+            raise fail("constant", f"cannot fill {shape} with {value!r:.60}: numpy: {error}", ShaxTypeError) from None
 
     return init
 

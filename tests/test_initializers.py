@@ -174,3 +174,9 @@ def test_zeros_ones_constant_and_dtypes() -> None:
 def test_bad_input_is_a_shax_error(call: Any, message: str) -> None:
     with pytest.raises(shax.ShaxError, match=message):
         call()
+
+
+@pytest.mark.parametrize("value", ["", [1.0, 2.0, 3.0]], ids=["string", "wrong shape"])
+def test_a_constant_numpy_cannot_fill_names_constant(value: Any) -> None:
+    with pytest.raises(shax.ShaxTypeError, match=r"constant: cannot fill \(2,\)"):
+        init.constant(value)(KEY, (2,))

@@ -329,7 +329,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
 # Constructors: numpy arrays, or (`*_like` of a tracer) constants of its trace ---------
 
 
-def _numpy(op: str, make: Callable[..., np.ndarray], *args: Any, **kwargs: Any) -> np.ndarray:
+def _numpy(op: str, make: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """numpy's constructor `make` on these arguments, which must be concrete; what numpy
     refuses (a shape that is no sequence of ints, no dtype, too large) is a ShaxError."""
     if any(isinstance(a, Tracer) for a in _flat((args, kwargs))):
