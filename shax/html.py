@@ -61,6 +61,7 @@ class Table:
     def __init__(self, provenance: bool = False) -> None:
         self.strings: dict[str, int] = {}  # string -> its index
         self.ops: dict[tuple[int, int], int] = {}  # (op text, primitive name) -> its index
+        self.families: dict[tuple[str | None, str], int] = {}  # (source, the user's primitive) -> its index
         self.defns: list[dict[str, object]] = []
         self.shown: dict[tuple[int, str], int] = {}  # (id(definition), its name) -> its index
         self.provenance = provenance
@@ -99,14 +100,14 @@ class Table:
         roots = {b.var.id: _root(b, {}) for b in saved.bindings} if saved is not None else {}
         rows = []
         for b, ((_, _), rank) in zip(defn.bindings, binding_keys(defn.bindings)):
-            provenance = self.string(named_provenance(b, saved_names))
+            provenance = self.string(show_provenance(b, saved_names))
             root = _root(b, roots, self.linear_roots)
             if b.origin is not None and b.origin.startswith("linearize rule of "):
                 self.linear_roots[(b.source, b.prim.name)] = root
             op = self.ops.setdefault(
                 (self.string(show_primitive(b.prim, names)), self.string(b.prim.name)), len(self.ops)
             )
-            family = self.string(f"{b.source}|{root}")
+            family = self.families.setdefault((b.source, root), len(self.families))
             kind = -1 if b.var.type is None else self.string(str(b.var.type))
             rows.append([b.var.id, kind, op, provenance, rank, family, *(b.var.id - a.id for a in b.args)])
         entry: dict[str, object] = {
@@ -143,16 +144,6 @@ def _root(b: Binding, saved_roots: Mapping[int, str], linear_roots: Mapping[tupl
     if rule.group(1) == "transpose":
         return linear_roots.get((b.source, rule.group(2)), rule.group(2))
     return rule.group(2)
-
-
-def named_provenance(b: Binding, saved_names: Mapping[int, str] | None) -> str:
-    """`show_provenance(b)`, a residual naming the value it saves as the program shows it."""
-    text = show_provenance(b)
-    saves = _SAVES.search(text)
-    if saves and saved_names and int(saves.group(1)) in saved_names:
-        start, end = saves.span(1)
-        text = text[: start - 1] + saved_names[int(saves.group(1))] + text[end:]
-    return text
 
 
 def page(body: str, title: str = "shax") -> str:

@@ -61,7 +61,7 @@ body[data-jp-theme-light="false"] .shax { --fg: var(--jp-content-font-color1, #e
 .shax td:first-child, .shax th:first-child { text-align: left; }
 """
 
-FAMILY_LIMIT = 64
+FAMILY_LIMIT = 24
 
 # A binding row: [var, type, op, provenance, rank, family, ...var - operand]; an op is
 # [its text, its primitive's name]; all strings are indices into `s`.
