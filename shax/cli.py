@@ -29,7 +29,7 @@ import numpy as np
 
 from shax.errors import ShaxError, ShaxValueError, at
 from shax.explain import HEADERS, Explanation, explain
-from shax.graphviz import render_svg
+from shax.graphviz import SVG_LIMIT, nodes_of, render_svg
 from shax.location import callers_hidden, show_location, user_frame_of
 from shax.stages import infer_types
 from shax.tracing import trace
@@ -153,6 +153,17 @@ def _show_random(shown: Explanation, given: dict[str, Any], seed: int) -> None:
         print(f"shax explain: random --{option} (--seed {seed}): {text}", file=sys.stderr, flush=True)
 
 
+def _svg(dot: str) -> str:
+    """The picture of `dot`, refused (before anything is written) when Graphviz would take minutes."""
+    nodes = nodes_of(dot)
+    if nodes > SVG_LIMIT:
+        raise ShaxValueError(
+            f"--svg: the picture has {nodes} bindings, and Graphviz's dot can take minutes to lay out more than "
+            f"{SVG_LIMIT}; write --dot OUT instead and draw it yourself (dot -Tsvg), or explain a smaller function"
+        )
+    return render_svg(dot)
+
+
 def _shortest(value: np.ndarray) -> Any:
     """`value` as nested lists, each float spelled in the fewest digits that read back as it."""
     if value.dtype.kind != "f":
@@ -231,7 +242,7 @@ def _run(args: argparse.Namespace) -> None:
         )  # fmt: skip
         if progress is not None:
             print("\r\033[K", end="", file=sys.stderr, flush=True)  # the progress line, cleared
-        svg = render_svg(shown.to_dot()) if args.svg else None  # first: without Graphviz, write nothing
+        svg = _svg(shown.to_dot()) if args.svg else None  # first: without Graphviz, write nothing
         _show_random(shown, values, args.seed)
         print(shown.show(args.stages))
         if args.html:

@@ -203,3 +203,55 @@ def contrast(a: str, b: str) -> float:
 
     light, dark = sorted([luminance(a), luminance(b)], reverse=True)
     return (light + 0.05) / (dark + 0.05)
+
+
+# Pictures ---------------------------------------------------------------------------------
+
+
+def test_the_picture_has_a_legend_and_residual_edges_that_do_not_constrain() -> None:
+    e = shax.explain(load_function(MEDIUM), f32[6], f32[2, 2])
+    dot = e.to_dot()
+    legend = re.search(r"label=<(<table.*</table>)>;", dot)
+    assert legend is not None
+    assert re.findall(r"<td bgcolor=\"#\w+\">(\w+)</td>", legend.group(1)) == [
+        "argument", "primal", "residual", "linear", "transposed",
+    ]  # fmt: skip
+    residual_edges = re.findall(r"-> d\d+_x\d+ \[style=dashed, constraint=false\];", dot)
+    assert len(residual_edges) == e.linearized.num_residuals + e.transposed.num_residuals
+    assert "  {rank=same; d0_x0; d1_x0; d2_x0;}" in dot and "  d0_x0 -> d1_x0 -> d2_x0 [style=invis];" in dot
+
+
+def test_a_conds_branches_are_linked_to_it() -> None:
+    typed = shax.xpr(branchy, f32[3], f32[()])
+    dot = shax.to_dot(typed)
+    links = re.findall(r"(d\d+)_x\d+ -> (d\d+_x\d+) \[style=dotted, ltail=cluster_(\d+), label=runs\];", dot)
+    cond = next(b for b in typed.bindings if b.prim.name == "cond")
+    assert [(f"d{k}", to) for _, to, k in links] == [(f"d{k}", f"d2_x{cond.var.id}") for k in ("0", "1")]
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+def test_forward_is_drawn_left_of_backward(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "medium.svg"
+    assert main(["explain", MEDIUM, "f32[6]", "f32[2,2]", "--stages", "f", "--svg", str(out)]) == 0
+    clusters = re.findall(
+        r'class="cluster">\s*<title>cluster_(\d)</title>\s*<polygon[^>]*points="([^"]*)"', out.read_text()
+    )
+    left = {int(k): min(float(p.split(",")[0]) for p in points.split()) for k, points in clusters}
+    assert left[0] < left[1] < left[2]  # primal, linear, transposed
+
+
+def test_the_cli_refuses_a_picture_graphviz_would_take_minutes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "branchy.py"
+    path.write_text(
+        "import shax.numpy as jnp\nfrom shax import lax\n\n\ndef branchy(x, p):\n"
+        "    y = jnp.sin(x) * jnp.cos(x)\n"
+        "    z = lax.cond(p > 0, lambda a: jnp.tanh(jnp.exp(a) * a + jnp.sin(a)), lambda a: jnp.cos(a) * a, y)\n"
+        "    return jnp.sum(z * z)\n"
+    )
+    out = tmp_path / "branchy.svg"
+    assert main(["explain", f"{path}:branchy", "f32[3]", "f32[]", "--svg", str(out)]) == 1
+    printed, err = capsys.readouterr()
+    assert printed == "" and not out.exists()
+    assert re.search(r"--svg: the picture has \d{3} bindings, and Graphviz's dot can take minutes", err)
