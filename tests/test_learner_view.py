@@ -247,7 +247,8 @@ def test_the_cli_refuses_a_picture_graphviz_would_take_minutes_on(
     path.write_text(
         "import shax.numpy as jnp\nfrom shax import lax\n\n\ndef branchy(x, p):\n"
         "    y = jnp.sin(x) * jnp.cos(x)\n"
-        "    z = lax.cond(p > 0, lambda a: jnp.tanh(jnp.exp(a) * a + jnp.sin(a)), lambda a: jnp.cos(a) * a, y)\n"
+        "    z = lax.cond(p > 0, lambda a: jnp.tanh(jnp.exp(a) * a + jnp.sin(a)),\n"
+        "                 lambda a: jnp.cos(a) * jnp.log1p(a * a), y)\n"
         "    return jnp.sum(z * z)\n"
     )
     out = tmp_path / "branchy.svg"
