@@ -54,7 +54,9 @@ body[data-jp-theme-light="false"] .shax { --fg: var(--jp-content-font-color1, #e
 .shax .lg-use { background: var(--use-bg); color: var(--use-fg); }
 .shax .selected { background: var(--sel-bg) !important; color: var(--sel-fg) !important; }
 .shax .selected span, .shax .same span, .shax .line span, .shax .arg span, .shax .use span { color: inherit; }
-.shax .status { position: sticky; top: 0; background: var(--hover); padding: 2px 6px; min-height: 1.3em; }
+.shax .chunk { content-visibility: auto; }
+.shax .status { position: sticky; top: 0; z-index: 1; background: var(--hover); padding: 2px 6px; height: 1.4em;
+  overflow: hidden; white-space: nowrap; contain: strict; }
 .shax .add { color: var(--add); } .shax .del { color: var(--del); } .shax .chg { color: var(--chg); }
 .shax table { border-collapse: collapse; margin: 4px 0; }
 .shax td, .shax th { border: 1px solid var(--rule); padding: 1px 6px; text-align: right; }
@@ -69,7 +71,7 @@ SCRIPT = """
 (function () {
   const root = document.currentScript.parentElement;
   const data = JSON.parse(root.querySelector("script.shax-data").textContent);
-  const S = data.s, D = data.d, OPS = data.ops, LIMIT = LIMIT_VALUE;
+  const S = data.s, D = data.d, OPS = data.ops, LIMIT = LIMIT_VALUE, CHUNK = 200;
   const rows = [], defnOf = [];
   D.forEach(function (d, k) { d.start = rows.length; for (const r of d.b) { rows.push(r); defnOf.push(k); } });
   const elements = new Map();  // binding -> its spans (a definition shown in two stages has two)
@@ -119,7 +121,15 @@ SCRIPT = """
         + typed(r[1]) + " = " + esc(op) + "</span>" + prov);
     });
     lines.push("  in [" + d.o.map(v => esc(name(d, v))).join(", ") + "]");
-    return '<pre class="defn">' + lines.join("\\n") + "</pre>";
+    // Blocks of CHUNK lines, each drawn only when scrolled near (content-visibility): a click
+    // or an opened stage then lays out and paints what is on screen, not the whole program.
+    const blocks = [];
+    for (let k = 0; k < lines.length; k += CHUNK) {
+      const n = Math.min(CHUNK, lines.length - k);
+      blocks.push('<div class="chunk" style="contain-intrinsic-size: auto ' + (n * 1.35).toFixed(2) + 'em">'
+        + lines.slice(k, k + n).join("\\n") + "</div>");
+    }
+    return '<pre class="defn">' + blocks.join("") + "</pre>";
   }
   function render(box) {
     if (box.dataset.done) return;
@@ -148,8 +158,10 @@ SCRIPT = """
     span.classList.add("selected");
     lit = next; selectedSpan = span;
     const status = root.querySelector(".status");
-    if (status) status.textContent = name(d, r[0]) + " = " + S[OPS[r[2]][0]] + "  -- " + S[r[3]] + "; "
-      + byKey.get(key(r)).length + " copies, " + (family.length <= LIMIT ? family.length + " from its line's rule"
+    const operands = [];
+    for (let a = 6; a < r.length; a++) operands.push(name(d, r[0] - r[a]));
+    if (status) status.textContent = [name(d, r[0]), "=", S[OPS[r[2]][0]], ...operands].join(" ") + "  -- " + S[r[3]] + "; "
+      + byKey.get(key(r)).length + " with its provenance, " + (family.length <= LIMIT ? family.length + " from its line's rule"
       : family.length + " from its line's rule (too many to light)");
   }
   root.addEventListener("click", function (event) {
