@@ -160,9 +160,10 @@ SCRIPT = """
     const status = root.querySelector(".status");
     const operands = [];
     for (let a = 6; a < r.length; a++) operands.push(name(d, r[0] - r[a]));
-    if (status) status.textContent = [name(d, r[0]), "=", S[OPS[r[2]][0]], ...operands].join(" ") + "  -- " + S[r[3]] + "; "
-      + byKey.get(key(r)).length + " with its provenance, " + (family.length <= LIMIT ? family.length + " from its line's rule"
-      : family.length + " from its line's rule (too many to light)");
+    const lit_line = family.length <= LIMIT ? family.length + "" : family.length + " (too many to light)";
+    if (status) status.textContent = [name(d, r[0]), "=", S[OPS[r[2]][0]], ...operands].join(" ")
+      + "  -- " + S[r[3]] + "; " + byKey.get(key(r)).length + " with its provenance, "
+      + lit_line + " from its line's rule";
   }
   root.addEventListener("click", function (event) {
     const span = event.target.closest(".b");
