@@ -19,8 +19,9 @@ import html
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from shax.binding_values import all_values, dot_products, linearized_values, summary
 from shax.diff import binding_keys
 from shax.html_assets import SCRIPT, STYLE
 from shax.ir import Binding, Definition, LinearizedDefinition
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 OPEN_STAGES = 3
 TEXT_LIMIT = 2000  # bindings up to which a view also holds its definitions as text
+VALUES_LIMIT = 20_000  # bindings up to which the page holds every binding's value (a few dozen bytes each)
 
 # section key -> what the stage does, in one line
 ABOUT = {
@@ -78,13 +80,15 @@ class Table:
         var_names: Mapping[int, str] | None = None,
         saved: Definition | None = None,
         saved_names: Mapping[int, str] | None = None,
+        values: Mapping[int, Any] | None = None,
     ) -> list[int]:
         """The indices of `defn` and the definitions it calls (callees first); `saved` is the
-        primal program whose values `defn`'s residual arguments receive."""
+        primal program whose values `defn`'s residual arguments receive; `values` (var id ->
+        value) the values of its bindings, where it was evaluated."""
         callees = called_definitions(defn)
         names = shown_names(defn, callees)
-        shown = [self._definition(d, names[id(d)], names, None, None, None) for d in callees]
-        return [*shown, self._definition(defn, names[id(defn)], names, var_names, saved, saved_names)]
+        shown = [self._definition(d, names[id(d)], names, None, None, None, None) for d in callees]
+        return [*shown, self._definition(defn, names[id(defn)], names, var_names, saved, saved_names, values)]
 
     def _definition(
         self,
@@ -94,6 +98,7 @@ class Table:
         var_names: Mapping[int, str] | None,
         saved: Definition | None,
         saved_names: Mapping[int, str] | None,
+        values: Mapping[int, Any] | None,
     ) -> int:
         if (id(defn), name) in self.shown:
             return self.shown[(id(defn), name)]
@@ -118,6 +123,8 @@ class Table:
         }
         if var_names:
             entry["v"] = {str(v): self.string(n) for v, n in var_names.items()}
+        if values:
+            entry["x"] = [self.string(summary(values[b.var.id])) if b.var.id in values else -1 for b in defn.bindings]
         self.bindings += len(rows)
         self.shown[(id(defn), name)] = len(self.defns)
         self.defns.append(entry)
@@ -244,24 +251,27 @@ def explanation_html(e: Explanation) -> str:
     table = Table(e.provenance)
     names = e.var_names
     primal = e.linearized.primal
+    shown = (e.traced, e.typed, e.rewritten, primal, e.linearized.linear, e.transposed.linear, e.zipped)
+    values: dict[int, Mapping[int, Any]] = {}  # id(definition) -> var id -> value
+    if sum(len(d.bindings) for d in shown) <= VALUES_LIMIT:
+        x, dx, ct = e.inputs, e.tangents, e.cotangents
+        typed = all_values(e.typed, x)
+        values = {id(e.traced): typed, id(e.typed): typed, id(e.rewritten): all_values(e.rewritten, x)}
+        values[id(primal)], values[id(e.linearized.linear)] = linearized_values(e.linearized, x, dx)
+        values[id(e.transposed.primal)], values[id(e.transposed.linear)] = linearized_values(e.transposed, x, ct)
+        values[id(e.zipped)] = all_values(e.zipped, [*x, *ct])
+
+    def of(defn: Definition, saved: Definition | None = None) -> list[int]:
+        saved_names = names.get(id(saved)) if saved is not None else None
+        return table.definitions(defn, names.get(id(defn)), saved, saved_names, values.get(id(defn)))
+
     definitions = {
-        "trace": table.definitions(e.traced, names.get(id(e.traced))),
-        "types": table.definitions(e.typed, names.get(id(e.typed))),
-        "rewrites": table.definitions(e.rewritten, names.get(id(e.rewritten))),
-        "linearized": [
-            *table.definitions(primal, names.get(id(primal))),
-            *table.definitions(e.linearized.linear, names.get(id(e.linearized.linear)), primal, names.get(id(primal))),
-        ],
-        "transposed": [
-            *table.definitions(e.transposed.primal, names.get(id(e.transposed.primal))),
-            *table.definitions(
-                e.transposed.linear,
-                names.get(id(e.transposed.linear)),
-                e.transposed.primal,
-                names.get(id(e.transposed.primal)),
-            ),
-        ],  # fmt: skip
-        "zipped": table.definitions(e.zipped, names.get(id(e.zipped))),
+        "trace": of(e.traced),
+        "types": of(e.typed),
+        "rewrites": of(e.rewritten),
+        "linearized": [*of(primal), *of(e.linearized.linear, primal)],
+        "transposed": [*of(e.transposed.primal), *of(e.transposed.linear, e.transposed.primal)],
+        "zipped": of(e.zipped),
     }
     given = {"f": ("x", e.inputs), "df": ("dx", e.tangents), "f_again": ("x", e.inputs), "dft": ("ct", e.cotangents)}
     texts = e.sections() if table.bindings <= TEXT_LIMIT else e.sections([k for k in HEADERS if k not in definitions])
@@ -271,14 +281,21 @@ def explanation_html(e: Explanation) -> str:
         if key in definitions:
             if e.as_diffs and key in ("types", "rewrites", "zipped"):
                 before = {"types": e.traced, "rewrites": e.typed, "zipped": e.transposed.primal}[key]
-                content += _diff_lines(diff(before, e.zipped if key == "zipped" else {"types": e.typed,
-                                       "rewrites": e.rewritten}[key]))  # fmt: skip
+                after = {"types": e.typed, "rewrites": e.rewritten, "zipped": e.zipped}[key]
+                content += _diff_lines(diff(before, after))
             content += _defs(definitions[key], texts.get(key))
         else:
             if key in given:
-                symbol, values = given[key]
-                content += f'<pre class="given">{symbol} = {html.escape(show_values(values))}</pre>'
+                symbol, arrays = given[key]
+                content += f'<pre class="given">{symbol} = {html.escape(show_values(arrays))}</pre>'
             content += f"<pre>{html.escape(texts[key])}</pre>"
+            if key == "dft":
+                forward, backward = dot_products(e)
+                content += (
+                    '<div class="about dot-test">The dot-product test: ⟨ct, J·dx⟩ = ⟨ct, df(dx)⟩ = '
+                    f"{forward:.8g} and ⟨Jᵀ·ct, dx⟩ = ⟨dft(ct), dx⟩ = {backward:.8g}: equal, since "
+                    "the transposed program applies the transpose of the linear one.</div>"
+                )
         opened = " open" if k < OPEN_STAGES else ""
         sections.append(
             f'<details{opened} class="stage" data-stage="{html.escape(key)}">'

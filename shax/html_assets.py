@@ -163,8 +163,14 @@ SCRIPT = """
     const lit_line = family.length <= LIMIT ? family.length + "" : family.length + " (too many to light)";
     if (status) status.textContent = [name(d, r[0]), "=", S[OPS[r[2]][0]], ...operands].join(" ")
       + "  -- " + S[r[3]] + "; " + byKey.get(key(r)).length + " with its provenance, "
-      + lit_line + " from its line's rule";
+      + lit_line + " from its line's rule" + (d.x && d.x[i - d.start] >= 0 ? "; value " + S[d.x[i - d.start]] : "");
   }
+  root.addEventListener("mouseover", function (event) {  // a binding's value, as its tooltip
+    const span = event.target.closest(".b");
+    if (!span || span.title) return;
+    const i = +span.dataset.i, d = D[defnOf[i]];
+    if (d.x && d.x[i - d.start] >= 0) span.title = S[d.x[i - d.start]];
+  });
   root.addEventListener("click", function (event) {
     const span = event.target.closest(".b");
     if (span && root.contains(span)) select(span);

@@ -19,6 +19,7 @@ import pytest
 import shax
 import shax.numpy as jnp
 from shax import f32, lax
+from shax.binding_values import dot_products, summary
 from shax.cli import load_function, main
 from shax.explain import HEADERS
 from shax.html import ABOUT, OPEN_STAGES
@@ -138,6 +139,21 @@ def test_the_cli_prints_the_random_values_it_chose(capsys: pytest.CaptureFixture
     assert again == out and quiet == ""
 
 
+def test_the_page_holds_every_bindings_value_and_the_dot_product_test() -> None:
+    e = shax.explain(load_function(MEDIUM), f32[6], f32[2, 2])
+    page = e.to_html()
+    data = table(page)
+    traced, strings = data["d"][0], data["s"]
+    sin = np.sin(np.broadcast_to(e.inputs[0], (2, 6)))
+    assert strings[traced["x"][2]] == summary(sin) == np.array2string(sin, precision=6, separator=" ").replace("\n", "")
+    zipped = data["d"][-1]
+    assert strings[zipped["x"][-1]] == summary(e.vjp[-1])  # the last binding: a cotangent of an input
+    assert summary(np.arange(40, dtype=np.float32).reshape(8, 5)) == "f32[8, 5] min 0 max 39 mean 19.5"
+    forward, backward = dot_products(e)
+    assert forward == pytest.approx(backward, rel=1e-5)
+    assert f"⟨ct, J·dx⟩ = ⟨ct, df(dx)⟩ = {forward:.8g}" in page and f"⟨dft(ct), dx⟩ = {backward:.8g}" in page
+
+
 # In a real browser: one Chromium for the tests below.
 
 
@@ -181,7 +197,9 @@ def test_the_same_line_highlight_is_bounded_on_a_cond_page(browser: Any, tmp_pat
 
 
 def test_a_dark_theme_keeps_highlighted_bindings_readable(browser: Any, tmp_path: Path) -> None:
-    page = opened(browser, tmp_path, shax.explain(load_function(MEDIUM), f32[6], f32[2, 2]).to_html(), "dark")
+    ones = [np.ones(6, np.float32), np.ones((2, 2), np.float32)]
+    e = shax.explain(load_function(MEDIUM), f32[6], f32[2, 2], inputs=ones)
+    page = opened(browser, tmp_path, e.to_html(), "dark")
     page.click('details[data-stage="trace"] .b[data-i="2"]')
     colours = page.evaluate(
         """() => ['selected', 'same', 'arg', 'use'].map(c => { const e = document.querySelector('.' + c);
@@ -190,6 +208,14 @@ def test_a_dark_theme_keeps_highlighted_bindings_readable(browser: Any, tmp_path
     )
     for text, background in colours:
         assert contrast(text, background) >= 4.5, (text, background)
+    status = page.inner_text(".status")
+    assert status.startswith("x2 = sin x1 -- examples/medium.py:22, traced; ") and status.endswith(
+        "; value " + summary(np.sin(np.ones((2, 6))))
+    )
+    page.hover('details[data-stage="types"] .b[data-i="17"]')  # x2 of the typed program
+    assert page.get_attribute('details[data-stage="types"] .b[data-i="17"]', "title") == summary(
+        np.sin(np.ones((2, 6)))
+    )
     page.close()
 
 
