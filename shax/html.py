@@ -139,7 +139,9 @@ class Table:
         return f'<script type="application/json" class="shax-data">{text}</script>'
 
 
-def _root(b: Binding, saved_roots: Mapping[int, str], linear_roots: Mapping[tuple[str | None, str], str] = {}) -> str:
+def _root(
+    b: Binding, saved_roots: Mapping[int, str], linear_roots: Mapping[tuple[str | None, str], str] | None = None
+) -> str:
     """The user's primitive a binding was made for: its own (the user's operation and its
     copies), the one whose rule emitted it, or, for a residual, that of the value it saves."""
     saves = _SAVES.match(b.origin or "")
@@ -149,7 +151,7 @@ def _root(b: Binding, saved_roots: Mapping[int, str], linear_roots: Mapping[tupl
     if rule is None:
         return b.prim.name
     if rule.group(1) == "transpose":
-        return linear_roots.get((b.source, rule.group(2)), rule.group(2))
+        return (linear_roots or {}).get((b.source, rule.group(2)), rule.group(2))
     return rule.group(2)
 
 
