@@ -25,9 +25,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from shax.errors import ShaxError, ShaxValueError, at
-from shax.explain import HEADERS, explain
-from shax.graphviz import render_svg
+from shax.explain import HEADERS, Explanation, explain
+from shax.graphviz import SVG_LIMIT, nodes_of, render_svg
 from shax.location import callers_hidden, show_location, user_frame_of
 from shax.stages import infer_types
 from shax.tracing import trace
@@ -136,6 +138,37 @@ def _values(text: str) -> list[Any]:
 
 
 OUTPUT_OPTIONS = ("html", "dot", "svg", "plot")
+RANDOM_SHOWN = 64  # values up to which the random ones chosen are printed in full
+
+
+def _show_random(shown: Explanation, given: dict[str, Any], seed: int) -> None:
+    """On stderr (stdout is the transcript), the random values explain chose, as the JSON
+    the option takes, so that a run can be repeated with them or with a change."""
+    chosen = {"inputs": shown.inputs, "tangents": shown.tangents, "cotangents": shown.cotangents}
+    for option, values in chosen.items():
+        if given[option] is not None:
+            continue
+        size = sum(v.size for v in values)
+        text = json.dumps([_shortest(v) for v in values]) if size <= RANDOM_SHOWN else f"{size} values (not shown)"
+        print(f"shax explain: random --{option} (--seed {seed}): {text}", file=sys.stderr, flush=True)
+
+
+def _svg(dot: str) -> str:
+    """The picture of `dot`, refused (before anything is written) when Graphviz would take minutes."""
+    nodes = nodes_of(dot)
+    if nodes > SVG_LIMIT:
+        raise ShaxValueError(
+            f"--svg: the picture has {nodes} bindings, and Graphviz's dot can take minutes to lay out more than "
+            f"{SVG_LIMIT}; write --dot OUT instead and draw it yourself (dot -Tsvg), or explain a smaller function"
+        )
+    return render_svg(dot)
+
+
+def _shortest(value: np.ndarray) -> Any:
+    """`value` as nested lists, each float spelled in the fewest digits that read back as it."""
+    if value.dtype.kind != "f":
+        return value.tolist()
+    return np.array([float(str(x)) for x in value.ravel()], dtype=object).reshape(value.shape).tolist()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -209,7 +242,8 @@ def _run(args: argparse.Namespace) -> None:
         )  # fmt: skip
         if progress is not None:
             print("\r\033[K", end="", file=sys.stderr, flush=True)  # the progress line, cleared
-        svg = render_svg(shown.to_dot()) if args.svg else None  # first: without Graphviz, write nothing
+        svg = _svg(shown.to_dot()) if args.svg else None  # first: without Graphviz, write nothing
+        _show_random(shown, values, args.seed)
         print(shown.show(args.stages))
         if args.html:
             Path(args.html).write_text(shown.to_html(), encoding="utf-8")

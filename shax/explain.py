@@ -89,12 +89,17 @@ class Explanation:
                 "trace": lambda: shown(self.traced),
                 "types": lambda: str(diff_of(self.traced, self.typed)),
                 "rewrites": lambda: f"{diff_of(self.typed, self.rewritten)}\npasses that changed nothing: {nothing}",
-                "linearized": lambda: (
-                    f"{diff_of(self.rewritten, self.linearized.primal)}\n{shown(self.linearized.linear)}"
+                "linearized": lambda: "\n".join(
+                    [
+                        str(diff_of(self.rewritten, self.linearized.primal)),
+                        shown(self.linearized.linear, self.linearized.primal),
+                    ]
                 ),
                 "f": lambda: show_values(self.outputs),
                 "df": lambda: show_values(self.output_tangents),
-                "transposed": lambda: f"(primal: as linearized)\n{shown(self.transposed.linear)}",
+                "transposed": lambda: (
+                    f"(primal: as linearized)\n{shown(self.transposed.linear, self.transposed.primal)}"
+                ),
                 "f_again": lambda: show_values(self.outputs_again),
                 "dft": lambda: show_values(self.input_cotangents),
                 "zipped": lambda: str(diff_of(self.transposed.primal, self.zipped)),
@@ -114,10 +119,12 @@ class Explanation:
             "vjp": lambda: show_values(self.vjp),
         }
 
-    def _shown(self, defn: Definition | LinearizedDefinition) -> str:
+    def _shown(self, defn: Definition | LinearizedDefinition, saved: Definition | None = None) -> str:
+        """`defn` as printed; `saved` is the primal program whose values its residuals receive."""
         if isinstance(defn, LinearizedDefinition):
-            return f"{self._shown(defn.primal)}\n{self._shown(defn.linear)}"
-        return show_definition(defn, provenance=self.provenance, var_names=self.var_names.get(id(defn)))
+            return f"{self._shown(defn.primal)}\n{self._shown(defn.linear, defn.primal)}"
+        saved_names = self.var_names.get(id(saved)) if saved is not None else None
+        return show_definition(defn, self.provenance, self.var_names.get(id(defn)), saved_names)
 
     def show(self, keys: Sequence[str] | None = None) -> str:
         """The sections named by `keys` (all of them by default), each under its header."""

@@ -20,6 +20,7 @@ A callee's bindings take the colour of the part that first calls it.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -88,7 +89,13 @@ def graph(name: str, parts: Sequence[Part]) -> str:
     names: dict[int, str] = {}
     for part in parts:
         names.update(shown_names(part.defn, called_definitions(part.defn)))
-    lines = [f"digraph {_quote(name)} {{", '  node [shape=box, style=filled, fontname="monospace"];']
+    lines = [
+        f"digraph {_quote(name)} {{",
+        "  compound=true; newrank=true; labelloc=t;",
+        f"  label=<{_legend([part.kind for part in parts])}>;",
+        '  node [shape=box, style=filled, fontname="monospace"];',
+    ]
+    firsts: list[str] = []  # the first node of each part, to place the parts left to right in order
     edges: list[str] = []
     residual_sources: list[str] = []  # the node ids of the latest primal part's residual outputs
     for k, (defn, kind, drawing) in enumerate(order):
@@ -105,8 +112,8 @@ def graph(name: str, parts: Sequence[Part]) -> str:
             saved = b.prim.index - first_residual_arg if isinstance(b.prim, Arg) else -1  # which residual
             if r_args and saved >= 0:
                 origin = "residual"
-                if saved < len(residual_sources):
-                    edges.append(f"  {residual_sources[saved]} -> {node(b.var.id)} [style=dashed];")
+                if saved < len(residual_sources):  # not laid out by: it would pull the programs together
+                    edges.append(f"  {residual_sources[saved]} -> {node(b.var.id)} [style=dashed, constraint=false];")
             elif b.var.id in residual_vars:
                 origin = "residual"
             else:
@@ -119,10 +126,28 @@ def graph(name: str, parts: Sequence[Part]) -> str:
                 cluster = drawn[id(b.prim.defn)]
                 source = b.prim.defn.outputs[b.prim.output].id
                 edges.append(f"  d{cluster}_x{source} -> {node(b.var.id)} [style=dashed];")
+            else:  # a cond's branches, a loop's body: from the cluster to the operation running it
+                for body in b.prim.subdefinitions():
+                    cluster = drawn[id(body)]
+                    source = body.outputs[0].id if body.outputs else body.bindings[-1].var.id
+                    link = f"[style=dotted, ltail=cluster_{cluster}, label=runs]"
+                    edges.append(f"  d{cluster}_x{source} -> {node(b.var.id)} {link};")
         lines.append("  }")
+        if drawing is not None and defn.bindings:
+            firsts.append(node(defn.bindings[0].var.id))
         if r_out:
             residual_sources = [node(v.id) for v in defn.outputs[len(defn.outputs) - r_out :]]
+    if len(firsts) > 1:  # forward left of backward: the parts' first nodes on one rank, in order
+        lines.append(f"  {{rank=same; {'; '.join(firsts)};}}")
+        edges.append(f"  {' -> '.join(firsts)} [style=invis];")
     return "\n".join([*lines, *edges, "}"]) + "\n"
+
+
+def _legend(kinds: Sequence[str]) -> str:
+    """The picture's legend, an HTML-like table: a cell per colour the picture uses."""
+    shown = ["argument", "primal", "residual", *dict.fromkeys(k for k in kinds if k not in ("argument", "primal"))]
+    cells = "".join(f'<td bgcolor="{COLOURS[k]}">{k}</td>' for k in shown)
+    return f'<table border="0" cellborder="1" cellspacing="0"><tr>{cells}</tr></table>'
 
 
 def _quote(text: str) -> str:
@@ -130,14 +155,29 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def render_svg(dot: str) -> str:
-    """The SVG picture of the DOT text `dot`, drawn by Graphviz's `dot` program."""
+SVG_LIMIT = 150  # nodes beyond which `shax explain --svg` refuses: dot's layout took minutes at 100 to 200
+_NODE = re.compile(r"\s+d\d+_x\d+ \[label=")
+
+
+def nodes_of(dot: str) -> int:
+    """How many bindings the DOT text `graph` made draws."""
+    return sum(1 for line in dot.splitlines() if _NODE.match(line))
+
+
+def render_svg(dot: str, timeout: float = 120) -> str:
+    """The SVG picture of the DOT text `dot`, drawn by Graphviz's `dot` program (a
+    ShaxValueError when it takes more than `timeout` seconds)."""
     program = shutil.which("dot")
     if program is None:
         raise ShaxValueError(
             "drawing an SVG needs Graphviz's dot program, which is not installed (apt-get install graphviz)"
         )
-    done = subprocess.run([program, "-Tsvg"], input=dot, capture_output=True, text=True, check=False)
+    try:
+        done = subprocess.run(
+            [program, "-Tsvg"], input=dot, capture_output=True, text=True, check=False, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        raise ShaxValueError(f"Graphviz's dot did not lay out {nodes_of(dot)} nodes in {timeout:g} s") from None
     if done.returncode != 0:
         raise ShaxValueError(f"Graphviz's dot failed: {done.stderr.strip()}")
     return done.stdout

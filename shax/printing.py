@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -132,30 +134,60 @@ def show_binding(
     return f"{show_var(binding.var, var_names)} = {' '.join(operation)}"
 
 
-def show_definition(defn: Definition, provenance: bool = False, var_names: Mapping[int, str] | None = None) -> str:
+def show_definition(
+    defn: Definition,
+    provenance: bool = False,
+    var_names: Mapping[int, str] | None = None,
+    saved_names: Mapping[int, str] | None = None,
+) -> str:
     """`defn` in the original's format, after every definition it calls (each once,
     callees before their callers, named as `shown_names` says). With `provenance`, each
     binding is followed by where it came from: `-- user.py:12, linearize rule of sin`;
-    `var_names` (var id -> name) names `defn`'s vars instead of `xN`."""
+    `var_names` (var id -> name) names `defn`'s vars instead of `xN`, and `saved_names`
+    the primal values its residuals save (`residual: saves hidden of f`)."""
     callees = called_definitions(defn)
     names = shown_names(defn, callees)
     shown = [_show_one(d, names[id(d)], names, provenance) for d in callees]
-    return "\n".join([*shown, _show_one(defn, names[id(defn)], names, provenance, var_names)])
+    return "\n".join([*shown, _show_one(defn, names[id(defn)], names, provenance, var_names, saved_names)])
 
 
-def show_provenance(binding: Binding) -> str:
+_SAVES = re.compile(r"(residual: saves )x(\d+)( of )")
+
+
+def show_provenance(binding: Binding, saved_names: Mapping[int, str] | None = None) -> str:
     """Where `binding` came from: the user's line, and what emitted it (`traced`: the
-    user's code itself; `argument`: the definition's own)."""
+    user's code itself; `argument`: the definition's own); a residual names the value it
+    saves by `saved_names` (primal var id -> name) where it has one."""
     origin = binding.origin or ("argument" if isinstance(binding.prim, Arg) else "traced")
+    if saved_names:
+        origin = _SAVES.sub(
+            lambda m: m.group(1) + saved_names.get(int(m.group(2)), f"x{m.group(2)}") + m.group(3), origin
+        )
     return ", ".join(p for p in (_relative(binding.source), origin) if p)
 
 
 def _relative(source: str | None) -> str | None:
-    """`file:line` with the file relative to the working directory, when inside it."""
-    if source is None or not os.path.isabs(source):
+    """`file:line` with the file relative to the working directory, when inside it; a
+    notebook cell's line as `In[3]:2`."""
+    if source is None:
         return source
+    cell = _notebook_cell(source)
+    if cell is not None or not os.path.isabs(source):
+        return cell or source
     relative = os.path.relpath(source)
     return source if relative.startswith("..") else relative
+
+
+def _notebook_cell(source: str) -> str | None:
+    """`In[3]:2` for line 2 of the cell run third, when IPython runs: it compiles each cell
+    into a temporary file of its own, which it maps to the cell's execution count."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    cells = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    file, _, line = source.rpartition(":")
+    if not isinstance(cells, dict) or file not in cells:
+        return None
+    return f"In[{cells[file]}]:{line}"
 
 
 def shown_names(defn: Definition, callees: list[Definition]) -> dict[int, str]:
@@ -203,6 +235,7 @@ def _show_one(
     names: dict[int, str],
     provenance: bool = False,
     var_names: Mapping[int, str] | None = None,
+    saved_names: Mapping[int, str] | None = None,
 ) -> str:
     header = f"def {name}("
     indent = " " * len(header)
@@ -211,7 +244,9 @@ def _show_one(
     bindings = [show_binding(b, names, var_names) for b in defn.bindings]
     if provenance:
         width = max(map(len, bindings), default=0)
-        bindings = [f"{text.ljust(width)}  -- {show_provenance(b)}" for text, b in zip(bindings, defn.bindings)]
+        bindings = [
+            f"{text.ljust(width)}  -- {show_provenance(b, saved_names)}" for text, b in zip(bindings, defn.bindings)
+        ]
     lines.extend(("  let " if k == 0 else "      ") + text for k, text in enumerate(bindings))
     lines.append("  in [" + ", ".join(show_var(v, var_names) for v in defn.outputs) + "]")
     return "\n".join(lines)

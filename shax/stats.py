@@ -66,6 +66,11 @@ class Stats:
         )
         return "\n".join(lines)
 
+    def _repr_html_(self) -> str:  # Jupyter: a table
+        from shax.html import stats_html
+
+        return stats_html(self)
+
 
 def stats(defn: Definition | LinearizedDefinition) -> Stats:
     """The bindings per primitive, flops, bytes and peak live bytes of a typed definition."""
@@ -124,6 +129,11 @@ class PipelineStats:
             residuals = f"{s.residuals} ({s.residual_bytes})" if s.residuals else "-"
             lines.append(f"{stage:<{width}}  {s.num_bindings:>8}  {s.flops:>5}  {residuals:>17}  {s.peak_bytes:>15}")
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:  # Jupyter: a table
+        from shax.html import pipeline_stats_html
+
+        return pipeline_stats_html(self)
 
 
 def pipeline_stats(e: Explanation) -> PipelineStats:

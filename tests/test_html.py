@@ -5,9 +5,12 @@ copies in the other stages, its operands and its uses."""
 
 from __future__ import annotations
 
+import html
+import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,16 +27,31 @@ def medium_explained() -> shax.Explanation:
     return shax.explain(load_function(MEDIUM), f32[6], f32[2, 2])
 
 
-def test_a_definitions_html_has_a_span_per_binding_with_its_provenance() -> None:
+def table(fragment: str) -> dict[str, Any]:
+    """The data table a view's script draws from."""
+    found = re.search(r'<script type="application/json" class="shax-data">(.*?)</script>', fragment, re.S)
+    assert found is not None
+    data: dict[str, Any] = json.loads(found.group(1))
+    return data
+
+
+def test_a_definitions_html_has_a_row_per_binding_with_its_provenance() -> None:
     typed = medium_explained().typed
     fragment = typed._repr_html_()
-    spans = re.findall(r'<span class="b" ([^>]*)>', fragment)
-    assert len(spans) == len(typed.bindings)
-    sin = next(s for s in spans if 'data-var="2"' in s)
-    assert 'data-args="1"' in sin and "medium.py:22" in sin and "traced" in sin
-    assert '<span class="t-f32">f32[2, 6]</span>' in fragment
+    data = table(fragment)
+    (defn,) = data["d"]
+    assert len(defn["b"]) == len(typed.bindings)
+    sin = next(row for row in defn["b"] if row[0] == 2)
+    assert row_args(sin) == [1]
+    assert data["s"][sin[3]].endswith("medium.py:22, traced") and data["s"][data["ops"][sin[2]][0]] == "sin"
+    assert data["s"][sin[1]] == "f32[2, 6]"
+    assert html.escape(str(typed)) in fragment  # shown as text where no script runs
     lin = medium_explained().linearized
-    assert lin._repr_html_().count('<pre class="defn">') == 2
+    assert len(table(lin._repr_html_())["d"]) == 2
+
+
+def row_args(row: list[int]) -> list[int]:
+    return [row[0] - delta for delta in row[6:]]
 
 
 def test_the_page_is_self_contained_and_has_every_stage() -> None:
@@ -74,11 +92,13 @@ def test_a_click_in_chromium_highlights_the_bindings_provenance(tmp_path: Path) 
         browser = p.chromium.launch(executable_path=chromium(), args=flags, headless=True)
         try:
             page = browser.new_page()
+            page.set_default_timeout(5000)
             page.goto(page_file.as_uri())
+            page.eval_on_selector_all("details.stage", "es => es.forEach(e => { e.open = true; })")
             stages = page.eval_on_selector_all("details.stage", "es => es.map(e => e.dataset.stage)")
             assert stages == list(HEADERS)
             # The user's `sin` in the traced stage: x2 = sin x1.
-            page.click('details[data-stage="trace"] .b[data-var="2"]')
+            page.click('details[data-stage="trace"] .b[data-i="2"]')
             counts = page.evaluate(
                 "() => Object.fromEntries(['selected', 'same', 'line', 'arg', 'use'].map("
                 "c => [c, document.querySelectorAll('.' + c).length]))"

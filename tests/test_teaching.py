@@ -162,7 +162,7 @@ def test_explain_counts_each_stage_of_medium() -> None:
 # Pictures --------------------------------------------------------------------------------
 
 NODE = re.compile(r"^\s+(d\d+_x\d+) \[label=\"(.*)\", fillcolor=\"(#[0-9a-f]{6})\"")
-EDGE = re.compile(r"^\s+(d\d+_x\d+) -> (d\d+_x\d+)( \[style=dashed\])?;$")
+EDGE = re.compile(r"^\s+(d\d+_x\d+) -> (d\d+_x\d+)( \[style=dashed(?:, constraint=false)?\])?;$")
 
 
 def parse_dot(text: str) -> tuple[dict[str, tuple[str, str]], list[tuple[str, str, bool]]]:
