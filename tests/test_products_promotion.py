@@ -56,15 +56,15 @@ def test_result_dtype_is_numpys(product: str, left: str, right: str) -> None:
     _same(shax.jit(lambda y: shax_f(a, y))(b), want)  # one operand a constant of the trace
 
 
-def test_numpy_scalars_are_strong_and_python_numbers_as_numpy_reads_them() -> None:
+@pytest.mark.parametrize("scalar", [np.float64(2.0), np.int64(3), 2, 2.5, True])
+def test_numpy_scalars_are_strong_and_python_numbers_as_numpy_reads_them(scalar: Any) -> None:
     """numpy's products read a Python number as an array (i64, f64): not weak, as in ufuncs."""
     f32 = X["f32"]
-    for scalar in (np.float64(2.0), np.int64(3), 2, 2.5, True):
-        _same(shax.jit(lambda x: snp.dot(x, scalar))(f32), np.dot(f32, scalar))
-        _same(shax.jit(lambda x: snp.tensordot(x, scalar, 0))(f32), np.tensordot(f32, scalar, 0))
-        _same(shax.jit(lambda x: snp.inner(x, scalar))(f32), np.inner(f32, scalar))
-        _same(shax.jit(lambda x: snp.outer(scalar, x))(f32), np.outer(scalar, f32))
-        _same(shax.jit(lambda x: snp.einsum("i,->i", x, scalar))(f32), np.einsum("i,->i", f32, scalar))
+    _same(shax.jit(lambda x: snp.dot(x, scalar))(f32), np.dot(f32, scalar))
+    _same(shax.jit(lambda x: snp.tensordot(x, scalar, 0))(f32), np.tensordot(f32, scalar, 0))
+    _same(shax.jit(lambda x: snp.inner(x, scalar))(f32), np.inner(f32, scalar))
+    _same(shax.jit(lambda x: snp.outer(scalar, x))(f32), np.outer(scalar, f32))
+    _same(shax.jit(lambda x: snp.einsum("i,->i", x, scalar))(f32), np.einsum("i,->i", f32, scalar))
 
 
 def test_each_conversion_is_a_visible_binding_and_gradients_flow() -> None:
