@@ -15,6 +15,7 @@ product of squarings, and `norm` numpy's formulas over abs, sums and extremes.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -220,7 +221,7 @@ def _pinv_value(a: Any, rtol: float) -> Any:
 
 
 # pinv (Golub–Pereyra): dp = −p da p + p pᵀ daᵀ (1 − a p) + (1 − p a) daᵀ pᵀ p
-def _pinv_jvp(rtol: float, primals: tuple[Any], tangents: tuple[Any]) -> tuple[Any, Any]:
+def _pinv_jvp(rtol: float, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
     (a,), (da,) = primals, tangents
     p = _pinv(a, rtol)
     s = tc.matmul(tc.matmul(p, _mT(p)), _mT(da))
