@@ -335,7 +335,8 @@ NN: dict[str, Call] = {name: numpy_call(name, NN_CALLS, shax.nn) for name in sha
 # shax.numpy.linalg: a well-conditioned f32 matrix (symmetric positive definite) for each function.
 S22 = np.array([[2.0, 0.5], [0.5, 1.0]], np.float32)
 LINALG_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
-    **{name: ((S22,), {}) for name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "qr")},
+    **{name: ((S22,), {}) for name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "qr", "pinv")},
+    **{name: ((S22,), {}) for name in ("svd", "cond", "matrix_rank")},
     "solve": ((S22, np.array([1.0, -1.0], np.float32)), {}),
     "matrix_power": ((S22, 3), {}),
     "norm": ((S22,), {"ord": 1, "axis": None, "keepdims": False}),

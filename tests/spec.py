@@ -176,9 +176,10 @@ def _bitcast(x: Any) -> Any:
 @attrs.frozen
 class Matrices(Domain):
     """Stacks of well-conditioned matrices (the last two axes): `general`, 3·I plus
-    uniform noise in [low, high], its rows' signs flipped at random (so determinants of
-    both signs); `spd`, symmetric positive definite with eigenvalues 1, 2, ..., n, each
-    moved by less than a quarter (eigh's derivative divides by their gaps)."""
+        uniform noise in [low, high], its rows' signs flipped at random (so determinants of
+        both signs); `spd`, symmetric positive definite with eigenvalues 1, 2, ..., n, each
+        moved by less than a quarter (eigh's derivative divides by their gaps); `spread`,
+    singular values about n, n − 1, ..., plus uniform noise in [low, high] (svd's divides by theirs)."""
 
     kind: str = "general"
 
@@ -189,6 +190,8 @@ class Matrices(Domain):
             w = np.arange(1.0, n + 1) + rng.uniform(0.0, 0.25, (*stack, n))
             values = q @ (w[..., :, None] * np.swapaxes(q, -1, -2))
             values = (values + np.swapaxes(values, -1, -2)) / 2
+        elif self.kind == "spread":
+            values = rng.uniform(self.low, self.high, shape) + np.eye(m, n) * np.arange(n, 0, -1)
         else:
             values = rng.uniform(self.low, self.high, shape) + 3 * np.eye(m, n)
             values = values * rng.choice([-1.0, 1.0], (*stack, m, 1))
@@ -196,6 +199,8 @@ class Matrices(Domain):
 
 
 GENERAL = Matrices("general", -1.0, 1.0)
+# svd's derivative divides by the gaps between singular values: diag(3, 2, 1, ...) plus noise
+SPREAD = Matrices("spread", -0.2, 0.2, kind="spread")
 SPD = Matrices("spd", 1.0, float("inf"), kind="spd")
 
 
@@ -783,6 +788,19 @@ ROWS += [
             Case("stack", lambda a: linalg.qr(a, 1, False), ((2, 3, 2),)),
         ),
         (GENERAL,),
+        FLOATS,
+    ),
+    Spec(
+        P.Svd,
+        (
+            Case("s", lambda a: linalg.svd(a, 0, False), ((4, 3),)),
+            Case("u", lambda a: linalg.svd(a, 1, False), ((4, 3),)),
+            Case("vh", lambda a: linalg.svd(a, 2, False), ((4, 3),)),
+            Case("wide", lambda a: linalg.svd(a, 2, False), ((2, 3),)),
+            Case("full", lambda a: linalg.svd(a, 1, True), ((3, 3),)),
+            Case("stack", lambda a: linalg.svd(a, 1, False), ((2, 2, 3),)),
+        ),
+        (SPREAD,),
         FLOATS,
     ),
 ]

@@ -253,7 +253,7 @@ def test_the_primitives_print() -> None:
         (lambda: L.eigh(A, UPLO="X"), "linalg.eigh: UPLO"),
         (lambda: L.eigh(A, symmetrize_input=False), "linalg.eigh: decomposes the symmetric part"),
         (lambda: L.norm(b, "fro"), "linalg.norm: invalid order 'fro' for a vector norm"),
-        (lambda: L.norm(B, "nuc"), "linalg.norm: the matrix norm of order 'nuc' needs singular values"),
+        (lambda: L.norm(b, "nuc"), "linalg.norm: invalid order 'nuc' for a vector norm"),
         (lambda: L.norm(B, 3), "linalg.norm: invalid order 3 for a matrix norm"),
         (lambda: L.norm(STACK, 1), "linalg.norm: with an ord, needs a vector or a matrix"),
         (lambda: L.norm(B, axis=(0, 0)), "linalg.norm: takes one axis"),

@@ -1,5 +1,5 @@
 """Linear algebra of (stacks of) matrices, the last two axes being the matrix: the HNP
-functions `inv solve cholesky sign_det log_abs_det eigh qr` with their numpy instance
+functions `inv solve cholesky sign_det log_abs_det eigh qr svd` with their numpy instance
 (`numpy.linalg`, which batches over the leading axes).
 
 Where numpy and JAX differ, the values are JAX's, so that a program means the same
@@ -8,8 +8,10 @@ evaluated, compiled and exported:
   `symmetrize_input=True`; numpy reads one triangle);
 - a matrix `inv`, `solve` or `cholesky` cannot decompose (singular, not positive
   definite) gives NaNs in its place in the stack, as JAX's, not numpy's LinAlgError.
-`eigh` and `qr` give one of their results, `output`: (eigenvalues, eigenvectors) and
-(q, r); `complete` asks numpy's mode "complete" of qr (q square) rather than "reduced".
+`eigh`, `qr` and `svd` give one of their results, `output`: (eigenvalues, eigenvectors),
+(q, r) and (s, u, vh) (s descending); `complete` asks numpy's mode "complete" of qr (q
+square) rather than "reduced", `full_matrices` svd's square u and vh. An SVD that does not
+converge (NaNs in the matrix) gives NaNs, as JAX's.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import numpy as np
 from typeclasses.define import define_function
 from typeclasses.dispatch import HNP
 
-__all__ = ["cholesky", "eigh", "inv", "log_abs_det", "qr", "sign_det", "solve"]
+__all__ = ["cholesky", "eigh", "inv", "log_abs_det", "qr", "sign_det", "solve", "svd"]
 
 
 def _mT(a: Any) -> Any:  # noqa: N802 - numpy's name
@@ -81,6 +83,18 @@ def _qr(a: Any, output: int, complete: bool) -> Any:
     return np.linalg.qr(a, "complete" if complete else "reduced")[output]
 
 
+def _svd(a: Any, output: int, full_matrices: bool) -> Any:
+    a = np.asarray(a)
+    try:
+        return np.linalg.svd(a, full_matrices=full_matrices, compute_uv=True)[(1, 0, 2)[output]]
+    except np.linalg.LinAlgError:
+        *stack, m, n = a.shape
+        k = min(m, n)
+        rows, columns = (m, n) if full_matrices else (k, k)
+        shape = ((*stack, k), (*stack, m, rows), (*stack, columns, n))[output]
+        return np.full(shape, np.nan, a.dtype)
+
+
 inv = define_function("inv", _inv, typeclass=HNP)
 solve = define_function("solve", _solve, typeclass=HNP)
 cholesky = define_function("cholesky", _cholesky, typeclass=HNP)
@@ -88,3 +102,4 @@ sign_det = define_function("sign_det", _sign_det, typeclass=HNP)
 log_abs_det = define_function("log_abs_det", _log_abs_det, typeclass=HNP)
 eigh = define_function("eigh", _eigh, operands=1, typeclass=HNP)
 qr = define_function("qr", _qr, operands=1, typeclass=HNP)
+svd = define_function("svd", _svd, operands=1, typeclass=HNP)

@@ -52,3 +52,9 @@ def _eigh(prim: P.Eigh, operands: Sequence[Any], out: TensorType) -> Any:
 @export_rule(P.Qr)
 def _qr(prim: P.Qr, operands: Sequence[Any], out: TensorType) -> Any:
     return jnp.linalg.qr(operands[0], mode="complete" if prim.complete else "reduced")[prim.output]
+
+
+@export_rule(P.Svd)
+def _svd(prim: P.Svd, operands: Sequence[Any], out: TensorType) -> Any:
+    u, s, vh = jnp.linalg.svd(operands[0], full_matrices=prim.full_matrices, compute_uv=True)
+    return (s, u, vh)[prim.output]

@@ -289,28 +289,37 @@ def matmul(x1: Any, x2: Any) -> Any:
     return tc.matmul(*ufunc_operands(np.matmul, "matmul", x1, x2))
 
 
+def _strong(*operands: Any) -> tuple[Any, ...]:
+    """Python numbers as numpy's products read them: arrays (i64, f64), not weak numbers."""
+    return tuple(np.asarray(o) if isinstance(o, (bool, int, float)) else o for o in operands)
+
+
 def dot(a: Any, b: Any) -> Any:
     """numpy's dot: a product with a number, else a's last axis against b's second-to-last."""
-    a, b = common_operands("dot", (a, b))
+    a, b = common_operands("dot", _strong(a, b))
     if ndim(a) == 0 or ndim(b) == 0:
         return tc.mul(a, b)
     return tc.dot(a, b)
 
 
 def inner(a: Any, b: Any) -> Any:
-    """The last axes contracted: a's free axes, then b's."""
+    """The last axes contracted: a's free axes, then b's (in numpy's common dtype)."""
+    a, b = common_operands("inner", _strong(a, b))
     if ndim(a) == 0 or ndim(b) == 0:
         return tc.mul(a, b)
     return tc.dot_general(a, b, ((ndim(a) - 1,), (ndim(b) - 1,), (), ()))
 
 
 def outer(a: Any, b: Any) -> Any:
-    """Every element of flattened a times every element of flattened b."""
+    """Every element of flattened a times every element of flattened b (in numpy's common dtype)."""
+    a, b = common_operands("outer", _strong(a, b))
     return tc.dot_general(reshape(a, [-1]), reshape(b, [-1]), ((), (), (), ()))
 
 
 def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
-    """a's axes `axes[0]` contracted with b's `axes[1]` (or a's last n with b's first n)."""
+    """a's axes `axes[0]` contracted with b's `axes[1]` (or a's last n with b's first n),
+    in numpy's common dtype."""
+    a, b = common_operands("tensordot", _strong(a, b))
     ra, rb = ndim(a), ndim(b)
     if isinstance(axes, (tuple, list)):
         if len(axes) != 2:

@@ -15,6 +15,9 @@ computed in steps:
   needs are batch axes, the other shared ones are contracted (a shared label of size 1
   in one operand is first broadcast to the other's size, as numpy stretches it);
 - the result's remaining labels are put in the output's order (`transpose`).
+
+Operands of several dtypes are first converted to numpy's common one (`np.result_type`, as
+numpy's einsum computes), each conversion a visible `convert_element_type`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
 from shax.numpy._elementwise import as_array
 from shax.numpy._options import CASTINGS, ORDERS, one_of
+from shax.promotion import common_operands
 from shax.types import DType
 
 __all__ = ["einsum"]
@@ -64,7 +68,8 @@ def einsum(
     shapes = [tuple(tc.shape(v)) for v in values]
     inputs, output = _parse(subscripts, shapes)
     sizes = _sizes(subscripts, inputs, shapes)
-    _check_dtypes(subscripts, values, inputs, output)
+    values = list(common_operands(named, values))
+    _check_bools(subscripts, values, inputs, output)
     terms = [_distinct(v, labels) for v, labels in zip(values, inputs)]
     while len(terms) > 1:
         i, j = _cheapest_pair([labels for _, labels in terms], set(output), sizes)
@@ -212,12 +217,9 @@ def _sizes(subscripts: str, inputs: list[list[str]], shapes: list[tuple[int, ...
     return sizes
 
 
-def _check_dtypes(subscripts: str, values: list[Any], inputs: list[list[str]], output: list[str]) -> None:
-    """One dtype for all operands (shax joins no two), and no sums or products of bools."""
-    dtypes = [_dtype(v) for v in values]
-    if len(set(dtypes)) > 1:
-        raise _fail(subscripts, f"operands of dtypes {', '.join(map(str, dtypes))}: cast them to one", ShaxTypeError)
-    if dtypes[0] == np.dtype(bool) and (len(values) > 1 or sorted(inputs[0]) != sorted(output)):
+def _check_bools(subscripts: str, values: list[Any], inputs: list[list[str]], output: list[str]) -> None:
+    """No sums or products of bools (the operands are in one dtype, numpy's common one)."""
+    if _dtype(values[0]) == np.dtype(bool) and (len(values) > 1 or sorted(inputs[0]) != sorted(output)):
         raise _fail(subscripts, "bool operands are not summed or multiplied (cast them with astype)", ShaxTypeError)
 
 

@@ -5,6 +5,8 @@ Matrices are the last two axes, stacked over the leading ones (broadcast against
 other in `solve`). Integer and bool operands are read as f64 (numpy's). As JAX's:
 `cholesky` and `eigh` decompose the symmetric part of their operand, and a matrix that
 cannot be inverted or decomposed gives NaNs rather than numpy's LinAlgError.
+`pinv` is JAX's (its cutoff, its derivative), `matrix_rank` counts singular values
+above JAX's tolerance, `cond` is numpy's ratio of norms.
 Compositions: `det` is sign · e^(log |det|) (so its derivative at a singular matrix is
 NaN, where JAX's is the cofactor matrix), `eigvalsh` eigh's values, `matrix_power` a
 product of squarings, and `norm` numpy's formulas over abs, sums and extremes.
@@ -13,6 +15,7 @@ product of squarings, and `norm` numpy's formulas over abs, sums and extremes.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -20,12 +23,16 @@ import numpy as np
 import typeclasses as tc
 from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
-from shax.numpy._arrays import _int, normalize_axis
+from shax.numpy._arrays import _int, moveaxis, normalize_axis
 from shax.numpy._elementwise import as_array
 from shax.tracer import Tracer
+from shax.transforms.custom import custom_jvp
 from typeclasses import linalg
 
-__all__ = ["cholesky", "det", "eigh", "eigvalsh", "inv", "matrix_power", "norm", "qr", "slogdet", "solve"]
+__all__ = [
+    "cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "matrix_power", "matrix_rank", "norm", "pinv", "qr",
+    "slogdet", "solve", "svd",
+]  # fmt: skip
 
 
 class SlogdetResult(NamedTuple):
@@ -36,6 +43,12 @@ class SlogdetResult(NamedTuple):
 class EighResult(NamedTuple):
     eigenvalues: Any
     eigenvectors: Any
+
+
+class SVDResult(NamedTuple):
+    U: Any  # noqa: N815 - numpy's field names
+    S: Any  # noqa: N815
+    Vh: Any  # noqa: N815
 
 
 class QRResult(NamedTuple):
@@ -165,6 +178,98 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     return r if mode == "r" else QRResult(linalg.qr(a, 0, complete), r)
 
 
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
+    """a = U diag(S) Vh, S descending (numpy's SVDResult), or S alone if not `compute_uv`;
+    U m × m and Vh n × n if `full_matrices`, else k = min(m, n) columns of U and rows of Vh."""
+    a = _matrices("svd", a)
+    full = _flag("svd", "full_matrices", full_matrices)
+    if _flag("svd", "hermitian", hermitian) and _flag("svd", "compute_uv", compute_uv):
+        raise _fail("svd", "hermitian=True with compute_uv=True is not supported (numpy's vectors come from eigh)")
+    if not _flag("svd", "compute_uv", compute_uv):
+        return linalg.svd(a, 0, False)
+    return SVDResult(linalg.svd(a, 1, full), linalg.svd(a, 0, False), linalg.svd(a, 2, full))
+
+
+def _singular_values(op: str, a: Any) -> Any:
+    return linalg.svd(_matrices(op, a), 0, False)
+
+
+def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> Any:
+    """The Moore–Penrose pseudo-inverse (n × m), JAX's: the singular values at most
+    rtol · the largest dropped, rtol by default 10 · max(m, n) · eps (numpy's rcond is 1e-15);
+    its derivative Golub and Pereyra's, defined at rank-deficient matrices too."""
+    if rcond is not None:
+        if rtol is not None:
+            raise _fail("pinv", "only one of rtol and rcond may be given")
+        rtol = rcond
+    if rtol is not None and not isinstance(rtol, (int, float, np.integer, np.floating)):
+        raise _fail("pinv", f"rtol must be a number, got {type(rtol).__name__}", ShaxTypeError)
+    _flag("pinv", "hermitian", hermitian)
+    a = _matrices("pinv", a)
+    if rtol is None:
+        rtol = 10.0 * max(np.shape(a)[-2:]) * float(np.finfo(np.dtype(a.dtype)).eps)
+    return _pinv(a, float(rtol))
+
+
+def _pinv_value(a: Any, rtol: float) -> Any:
+    """vh.T diag(1/s) u.T, with s at most rtol · s_max read as ∞ (so dropped)."""
+    u, s, vh = (linalg.svd(a, k, False) for k in (1, 0, 2))
+    *stack, k = np.shape(s)
+    largest = tc.broadcast_to(tc.slice(s, [0] * len(np.shape(s)), [*stack, 1]), np.shape(s))
+    s = tc.select(tc.gt(s, largest * rtol), s, np.full(np.shape(s), np.inf, np.dtype(s.dtype)))
+    return tc.matmul(_mT(vh), _mT(u) / tc.broadcast_to(tc.reshape(s, (*stack, k, 1)), (*stack, k, np.shape(u)[-2])))
+
+
+# pinv (Golub–Pereyra): dp = −p da p + p pᵀ daᵀ (1 − a p) + (1 − p a) daᵀ pᵀ p
+def _pinv_jvp(rtol: float, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    (a,), (da,) = primals, tangents
+    p = _pinv(a, rtol)
+    s = tc.matmul(tc.matmul(p, _mT(p)), _mT(da))
+    t = tc.matmul(tc.matmul(_mT(da), _mT(p)), p)
+    dp = -tc.matmul(tc.matmul(p, da), p) + s - tc.matmul(tc.matmul(s, a), p) + t - tc.matmul(tc.matmul(p, a), t)
+    return p, dp
+
+
+_pinv = custom_jvp(_pinv_value, nondiff_argnums=(1,))
+_pinv.defjvp(_pinv_jvp)
+
+
+def matrix_rank(M: Any, rtol: Any = None, *, tol: Any = None) -> Any:  # noqa: N803 - numpy's name
+    """The number of singular values above rtol · s_max, rtol by default max(m, n) · eps
+    (JAX's; numpy's `tol` is an absolute cutoff, JAX's an alias of rtol, as here); of a
+    vector, 1 unless it is all zeros. An int32, as JAX's."""
+    if tol is not None:
+        if rtol is not None:
+            raise _fail("matrix_rank", "only one of rtol and tol may be given")
+        rtol = tol
+    m = as_array(M, "linalg.matrix_rank")
+    m = _inexact(m if isinstance(m, Tracer) else np.asarray(m))
+    if np.ndim(m) < 2:
+        nonzero = tc.reduce_max(tc.convert_element_type(tc.ne(m, 0.0), np.int32), list(range(np.ndim(m))))
+        return nonzero
+    s = _singular_values("matrix_rank", m)
+    *stack, k = np.shape(s)
+    largest = tc.reduce_max(s, [len(stack)])
+    if rtol is None:
+        rtol = float(max(np.shape(m)[-2:]) * np.finfo(np.dtype(s.dtype)).eps)
+    cutoff = tc.broadcast_to(tc.reshape(largest * rtol, (*stack, 1)), np.shape(s))
+    return tc.reduce_sum(tc.convert_element_type(tc.gt(s, cutoff), np.int32), [len(stack)])
+
+
+def cond(x: Any, p: Any = None) -> Any:
+    """numpy's condition number: s_max / s_min (p None or 2), s_min / s_max (−2), or
+    norm(x, p) · norm(x⁻¹, p) for the other matrix norms; NaN where x⁻¹ is NaN."""
+    x = _matrices("cond", x)
+    if p is None or _is(p, 2) or _is(p, -2):
+        s = linalg.svd(x, 0, False)
+        last = len(np.shape(s)) - 1
+        largest, smallest = tc.reduce_max(s, [last]), tc.reduce_min(s, [last])
+        return smallest / largest if _is(p, -2) else largest / smallest
+    if np.shape(x)[-1] != np.shape(x)[-2]:
+        raise _fail("cond", f"needs square matrices for p={p!r}, got shape {tuple(np.shape(x))}")
+    return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
+
+
 def matrix_power(a: Any, n: int) -> Any:
     """a multiplied by itself n times (n ≥ 0: in a's dtype, the identity for 0), or a⁻¹'s (n < 0)."""
     count = _int("linalg.matrix_power", n, "the exponent")
@@ -189,8 +294,9 @@ def matrix_power(a: Any, n: int) -> Any:
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002 - numpy's name
     """numpy's vector norms (one axis: ord None, 2, ±inf, 0, 1, any other number p:
-    (Σ|x|ᵖ)^(1/p)) and matrix norms (two axes: None, 'fro', ±1, ±inf); with no axis,
-    x's 2-norm flattened (ord None) or the norm of a vector or matrix x."""
+        (Σ|x|ᵖ)^(1/p)) and matrix norms (two axes: None, 'fro', 'nuc', ±1, ±2, ±inf); with no axis,
+        x's 2-norm flattened (ord None) or the norm of a vector or matrix x; 'nuc' and ±2 of
+    x's singular values."""
     x = as_array(x, "linalg.norm")
     x = x if isinstance(x, Tracer) else np.asarray(x)
     if np.dtype(x.dtype).kind not in "biuf":
@@ -262,6 +368,10 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int]) -> Any:  # noqa: A002 
                 sums = tc.reduce_sum(_abs(x), [summed])
                 left = [kept - (kept > summed)]
                 return tc.max(tc.reduce_max(sums, left), 0.0) if sign > 0 else tc.reduce_min(sums, left)
-    if ord in ("nuc", 2, -2):
-        raise _fail("norm", f"the matrix norm of order {ord!r} needs singular values, which shax does not have yet")
+    if ord == "nuc" or _is(ord, 2) or _is(ord, -2):  # the sum, the largest (initial 0, JAX's), the smallest of s
+        s = linalg.svd(moveaxis(x, axes, (-2, -1)), 0, False)
+        last = len(np.shape(s)) - 1
+        if ord == "nuc":
+            return tc.reduce_sum(s, [last])
+        return tc.max(tc.reduce_max(s, [last]), 0.0) if _is(ord, 2) else tc.reduce_min(s, [last])
     raise _fail("norm", f"invalid order {ord!r} for a matrix norm")

@@ -9,10 +9,12 @@ differentiated as JAX differentiates it (`jax/_src/lax/linalg.py`, `jax/_src/num
     log_abs_det a        log |det a|                    d = tr(a⁻¹ da)
     eigh a output        sym a = v diag(w) vᵀ           dw = diag(vᵀ sym(da) v), dv = v (F ∘ vᵀ sym(da) v)
     qr a output complete a = q r                        dq, dr as JAX's (m ≥ n; square when complete)
+    svd a output full    a = u diag(s) vh               ds = diag(uᵀ da v), du, dvh as JAX's
 
 where sym a = (a + aᵀ)/2, φ keeps the lower triangle and halves the diagonal, and
-F_ij = 1/(w_j − w_i) off the diagonal, 0 on it. eigh and qr have two results; a binding
-reads one (`output`), and the other, which a derivative needs, is a binding of its own.
+F_ij = 1/(w_j − w_i) off the diagonal, 0 on it. eigh and qr have two results, svd three;
+a binding reads one (`output`), and the others, which a derivative needs, are bindings of
+their own.
 Each batches over leading axes, its batch axis moved in front.
 """
 
@@ -38,7 +40,7 @@ from typeclasses import linalg
 if TYPE_CHECKING:
     from shax.tracer import Tracer
 
-__all__ = ["Cholesky", "Eigh", "Inv", "LogAbsDet", "Qr", "SignDet", "Solve"]
+__all__ = ["Cholesky", "Eigh", "Inv", "LogAbsDet", "Qr", "SignDet", "Solve", "Svd"]
 
 N, L, Z = Linearity.NONLINEAR, Linearity.LINEAR, Linearity.NON_DIFFERENTIABLE
 
@@ -88,6 +90,14 @@ class Qr(Primitive):
     complete: bool = attrs.field(converter=bool)  # numpy's mode "complete": q is m × m
 
 
+@attrs.frozen
+class Svd(Primitive):
+    name, function = "svd", linalg.svd
+    linearity: ClassVar[tuple[Linearity, ...]] = (N,)
+    output: int = attrs.field(converter=integer)  # 0: s (descending), 1: u, 2: vh
+    full_matrices: bool = attrs.field(converter=bool)  # u m × m and vh n × n, else k = min(m, n) columns/rows
+
+
 # Types ----------------------------------------------------------------------------------
 
 
@@ -100,9 +110,9 @@ def _matrices(prim: Primitive, x: TensorType, square: bool = True) -> tuple[int,
     return x.shape[-2], x.shape[-1]
 
 
-def _output(prim: Eigh | Qr, x: TensorType) -> None:
-    if prim.output not in (0, 1):
-        raise prim.fail(f"output {prim.output} is not 0 or 1", x, error=ShaxValueError)
+def _output(prim: Eigh | Qr | Svd, x: TensorType, count: int = 2) -> None:
+    if not 0 <= prim.output < count:
+        raise prim.fail(f"output {prim.output} is not one of {list(range(count))}", x, error=ShaxValueError)
 
 
 @type_rule(Inv, Cholesky)
@@ -142,6 +152,16 @@ def _qr_type(prim: Qr, operands: Sequence[TensorType]) -> TensorType:
     _output(prim, a)
     k = m if prim.complete else min(m, n)
     return a.with_shape((*a.shape[:-2], m, k) if prim.output == 0 else (*a.shape[:-2], k, n))
+
+
+@type_rule(Svd)
+def _svd_type(prim: Svd, operands: Sequence[TensorType]) -> TensorType:
+    (a,) = operands
+    m, n = _matrices(prim, a, square=False)
+    _output(prim, a, 3)
+    k = min(m, n)
+    rows, columns = (m, n) if prim.full_matrices else (k, k)
+    return a.with_shape((*a.shape[:-2], *((k,), (m, rows), (columns, n))[prim.output]))
 
 
 # Derivatives, in the EDSL -----------------------------------------------------------------
@@ -240,11 +260,53 @@ def _qr_jvp(prim: Qr, primals: Sequence[Tracer], tangents: Sequence[Tangent], ou
     return tc.matmul(q, o - c) + e if prim.output == 0 else tc.matmul(c - o, r)
 
 
+# svd (JAX's): with the reduced u, s, v and dS = uᵀ da v: ds = diag dS,
+# du = u (F ∘ (dS s + (dS s)ᵀ) + ½(dS − dSᵀ) s⁻¹) + (1 − u uᵀ) da v s⁻¹ (m > n),
+# dv = v (F ∘ (s dS + (s dS)ᵀ)) + (1 − v vᵀ) daᵀ u s⁻¹ (n > m), F_ij = 1/(s_j² − s_i²), F_ii = 0
+@linearize_rule(Svd)
+def _svd_jvp(prim: Svd, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer) -> Tangent:
+    (a,), (da,) = primals, tangents
+    *_, m, n = tc.shape(a)
+    if prim.output and prim.full_matrices and m != n:
+        raise prim.fail("is differentiated only with full_matrices=False (as JAX)", a.type, error=ShaxValueError)
+    u, vh = residual(linalg.svd(a, 1, False)), residual(linalg.svd(a, 2, False))
+    v = _mT(vh)
+    ds_matrix = tc.matmul(tc.matmul(_mT(u), da), v)
+    if prim.output == 0:
+        return _diagonal(ds_matrix)
+    s = linalg.svd(a, 0, False)
+    stack, k = tc.shape(s)[:-1], tc.shape(s)[-1]
+    rows, columns = (tc.broadcast_to(tc.reshape(s, r), (*stack, k, k)) for r in _row_and_column(tc.shape(s)))
+    eye = _eye(rows)
+    spread = residual(1.0 / ((columns + rows) * (columns - rows) + eye) - eye)
+    if prim.output == 1:
+        zero = tc.convert_element_type(tc.eq(s, 0.0), np.dtype(s.dtype))
+        # ½ diag(s⁻¹), 0 where s is 0
+        halved_inverse = residual(eye * _as_rows(0.5 / (s + zero) - 0.5 * zero, (*stack, k, k)))
+        scaled = ds_matrix * residual(columns)
+        du = tc.matmul(u, spread * (scaled + _mT(scaled)) + (ds_matrix - _mT(ds_matrix)) * halved_inverse)
+        if m > n:
+            dav = tc.matmul(da, v)
+            du = du + (dav - tc.matmul(u, tc.matmul(_mT(u), dav))) * residual(_as_rows(1.0 / s, (*stack, m, k)))
+        return du
+    scaled = ds_matrix * residual(rows)
+    dv = tc.matmul(v, spread * (scaled + _mT(scaled)))
+    if n > m:
+        dau = tc.matmul(_mT(da), u)
+        dv = dv + (dau - tc.matmul(v, tc.matmul(vh, dau))) * residual(_as_rows(1.0 / s, (*stack, n, k)))
+    return _mT(dv)
+
+
+def _as_rows(w: Any, shape: tuple[int, ...]) -> Any:
+    """w (…, k) read as (…, 1, k), broadcast to `shape`: each row a copy of w."""
+    return tc.broadcast_to(tc.reshape(w, _row_and_column(tc.shape(w))[1]), shape)
+
+
 # Batching: numpy.linalg batches over leading axes; the batch axis moves in front ------------
 
 
 # f of a stack: the batch axis in front, one more stacked axis
-@batch_rule(Inv, Cholesky, SignDet, LogAbsDet, Eigh, Qr)
+@batch_rule(Inv, Cholesky, SignDet, LogAbsDet, Eigh, Qr, Svd)
 def _stacked_batch(prim: Primitive, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int]:
     (x,), (d,) = operands, dims
     return prim.apply(moveaxis(x, batched(d), 0)), 0
@@ -303,3 +365,11 @@ def _qr_cost(prim: Qr, operands: Sequence[TensorType], out: TensorType) -> int:
     m, n = operands[0].shape[-2:]
     k = min(m, n)
     return _stack(operands[0]) * 2 * (2 * m * k * k - 2 * k**3 // 3)
+
+
+# svd: Golub–Kahan bidiagonalization and its vectors, about 4mn² + 8n³ for m ≥ n
+@cost_rule(Svd)
+def _svd_cost(prim: Svd, operands: Sequence[TensorType], out: TensorType) -> int:
+    m, n = operands[0].shape[-2:]
+    short, long = min(m, n), max(m, n)
+    return _stack(operands[0]) * (4 * long * short * short + 8 * short**3)

@@ -9,6 +9,10 @@ On numpy values each runs as a Python loop. On tracers each records one loop ope
 carry's (and x slices') types through the transforms' staging: every transform sees a
 loop, whatever the trip count. `fori_loop` with Python int bounds is a scan (it has a
 fixed trip count, so reverse mode differentiates it); with traced bounds a while loop.
+
+A Python number in the carry is weakly typed, as in JAX: if the body returns that leaf in
+another dtype (`fori_loop(0, n, lambda i, t: t + xs[i], 0.0)` with f64 xs), the loop
+starts it in that dtype (one trace of the body finds it), rather than refusing the carry.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ def scan(f: Callable[..., Any], init: Any, xs: Any = None, length: int | None = 
     try:
         check_function("scan", f)
         check_arity("scan", "f", f, ("carry", "x"))
+        slices = [TensorType(t.dtype, t.shape[1:]) for t in _types_of(flatten(xs)[0]) if t.shape]
+        init = _weak_promoted("scan", init, flatten(xs)[0], lambda c: f(*c)[0], slices)
         return _scan("scan", f, function_name(f), init, xs, length, reverse, lambda path: "init" + path)
     except ShaxError as error:
         raise at(error, current_source()) from None
@@ -52,6 +58,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[..., Any], init_val: An
     try:
         check_function("fori_loop", body_fun)
         check_arity("fori_loop", "body_fun", body_fun, ("i", "val"))
+        init_val = _weak_promoted("fori_loop", init_val, (), lambda c: body_fun(c[1], c[0]), [TensorType(i32, ())])
         return _fori_loop(lower, upper, body_fun, init_val)
     except ShaxError as error:
         raise at(error, current_source()) from None
@@ -63,9 +70,62 @@ def while_loop(cond_fun: Callable[..., Any], body_fun: Callable[..., Any], init_
         for role, fun in (("cond_fun", cond_fun), ("body_fun", body_fun)):
             check_function("while_loop", fun)
             check_arity("while_loop", role, fun, ("val",))
+        init_val = _weak_promoted("while_loop", init_val, (), lambda c: body_fun(c[0]), [])
         return _while_loop("while_loop", cond_fun, body_fun, init_val, lambda path: "init_val" + path)
     except ShaxError as error:
         raise at(error, current_source()) from None
+
+
+def _weak_promoted(
+    what: str, init: Any, others: Sequence[Any], body: Callable[[tuple[Any, ...]], Any], extra: list[TensorType]
+) -> Any:
+    """`init` with each Python number leaf in the dtype `body` (of (carry, *extra), giving
+    the new carry) returns it in, where that differs (JAX's weakly typed carry)."""
+    leaves, tree = flatten(init)
+    if not any(type(v) in (int, float) for v in leaves):
+        return init
+    carry, carry_tree, types = typed_leaves(what, init, others)
+    extra_values = [np.zeros(t.shape, t.dtype.numpy) for t in extra]
+    out = _carry_types(body, carry, carry_tree, types, extra_values, extra)
+    if out is None:
+        return init
+    promoted = [
+        np.asarray(v, u.dtype.numpy) if type(v) in (int, float) and u.shape == t.shape and _takes(v, u) else v
+        for v, t, u in zip(leaves, types, out)
+    ]
+    return unflatten(tree, promoted)
+
+
+def _takes(number: Any, t: TensorType) -> bool:
+    """Whether a weak Python number joins t's dtype without changing it (JAX promotes a weak
+    carry to the join of it and what the body returns; a float against an int stays apart)."""
+    return bool(np.result_type(number, t.dtype.numpy) == t.dtype.numpy)
+
+
+def _carry_types(
+    body: Callable[[tuple[Any, ...]], Any],
+    carry: list[Any],
+    carry_tree: TreeDef,
+    types: list[TensorType],
+    extra_values: list[Any],
+    extra: list[TensorType],
+) -> list[TensorType] | None:
+    """The types of the carry `body` returns: traced at the carry's types, or (numpy
+    values indexed by a traced index cannot be traced) run once on the values; None if
+    the body fails or returns another structure (the loop itself then says why)."""
+    in_tree = flatten((unflatten(carry_tree, carry), *extra_values))[1]
+    try:  # a body that fails here fails again, with its own error, in the loop itself
+        staging = stage(lambda c, *e: body((c, *e)), in_tree, [*types, *extra])
+        out, out_tree = list(staging.typed.output_types()), staging.out_tree
+    except Exception:  # noqa: BLE001 - see above
+        if tracing() or any(isinstance(v, Tracer) for v in carry):
+            return None
+        try:
+            leaves, out_tree = flatten(body((unflatten(carry_tree, carry), *extra_values)))
+            out = _types_of(leaves)
+        except Exception:  # noqa: BLE001 - as above
+            return None
+    return out if out_tree == carry_tree else None
 
 
 def _check_carry(
