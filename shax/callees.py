@@ -223,6 +223,17 @@ def _pruned(defn: Definition, outputs: tuple[int, ...]) -> Definition:
     return cleanup(mark_well_typed(kept))
 
 
+def without_prints(defn: Definition) -> Definition:
+    """`defn` without its effectful bindings (`debug_print`: nothing reads them), for a part
+    of a computation run elsewhere than where its effects belong (a scan's invariant part)."""
+
+    def build() -> Definition:
+        kept = tuple(b for b in defn.bindings if not b.prim.effectful)
+        return Definition(defn.name, defn.arg_types, kept, defn.outputs)
+
+    return _cached(defn, "without prints", build)
+
+
 def passed_on(defn: Definition) -> tuple[int | None, ...]:
     """Per output of `defn`, the argument it returns unchanged (None: a computed value)."""
     return _cached(defn, "passed_on", lambda: _passed_on(defn))

@@ -158,3 +158,69 @@ def test_bad_format_is_an_error_naming_debug_print() -> None:
         shax.debug.print(3, X)
     with pytest.raises(shax.ShaxTypeError, match="debug.print: argument 0 must be an array or a number, got dict"):
         shax.debug.print("{}", {"a": X})
+
+
+def sines(x: shax.Tracer) -> shax.Tracer:
+    def body(i: shax.Tracer, c: shax.Tracer) -> shax.Tracer:
+        shax.debug.print("i={} c={}", i, c)
+        return snp.sin(c)
+
+    return shax.fori_loop(0, 2, body, x)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_grad_of_a_loop_prints_each_iteration_once(jit: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    grad = shax.grad(sines)
+    assert (shax.jit(grad) if jit else grad)(np.float32(1.0)) == pytest.approx(np.cos(1.0) * np.cos(np.sin(1.0)))
+    # jax.grad of the same fori_loop prints these two lines (numpy's float32 formats as a Python float)
+    assert printed(capsys) == ["i=0 c=1.0", "i=1 c=0.8414709568023682"]
+
+
+def test_cond_while_and_calls_print_what_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    def branches(x: shax.Tracer) -> shax.Tracer:
+        def positive(x: shax.Tracer) -> shax.Tracer:
+            shax.debug.print("positive {}", x)
+            return x
+
+        def negative(x: shax.Tracer) -> shax.Tracer:
+            shax.debug.print("negative {}", x)
+            return -x
+
+        return shax.cond(x > 0, positive, negative, x)
+
+    def doubling(x: shax.Tracer) -> shax.Tracer:
+        def body(c: shax.Tracer) -> shax.Tracer:
+            shax.debug.print("c={}", c)
+            return c * 2.0
+
+        return shax.while_loop(lambda c: c < 5.0, body, x)
+
+    @shax.subgraph
+    def plus_one(x: shax.Tracer) -> shax.Tracer:
+        shax.debug.print("called with {}", x)
+        return x + 1.0
+
+    assert [shax.jit(branches)(np.float32(v)) for v in (2.0, -3.0)] == [2.0, 3.0]
+    assert shax.jit(doubling)(np.float32(1.0)) == 8.0
+    assert shax.jit(lambda x: plus_one(x) * plus_one(x + 1.0))(np.float32(1.0)) == 6.0
+    assert printed(capsys) == [
+        "positive 2.0",
+        "negative -3.0",
+        "c=1.0",
+        "c=2.0",
+        "c=4.0",
+        "called with 1.0",
+        "called with 2.0",
+    ]
+
+
+def test_a_jitted_function_inside_another_prints_in_order(capsys: pytest.CaptureFixture[str]) -> None:
+    inner = shax.jit(lambda x: (shax.debug.print("inner {}", x), x * 2.0)[1])
+
+    def outer(x: shax.Tracer) -> shax.Tracer:
+        shax.debug.print("outer {}", x)
+        return inner(x) + 1.0
+
+    assert shax.jit(outer)(np.float32(1.0)) == 3.0
+    assert shax.grad(outer)(np.float32(1.0)) == 2.0
+    assert printed(capsys) == ["outer 1.0", "inner 1.0"] * 2

@@ -15,6 +15,7 @@ the XLA export `jax.debug.callback` (`shax.export.debug_rules`).
 from __future__ import annotations
 
 import builtins
+import functools
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -70,9 +71,10 @@ class DebugPrint(Primitive):
         keywords = f" [{','.join(self.names)}]" if self.names else ""
         return f"{self.name} {json.dumps(self.fmt)}{keywords}" + (f" batch {self.batch}" if self.batch else "")
 
-    def print_values(self, *operands: Any) -> np.ndarray:
-        """Print the operands' values (each batch element's in turn); the empty result."""
-        values = [np.asarray(o) for o in operands]
+    def print_values(self, *operands: Any, dtypes: Sequence[np.dtype[Any]] | None = None) -> np.ndarray:
+        """Print the operands' values (each batch element's in turn), as `dtypes` if given
+        (compiled code computes a float32 scalar as a Python float); the empty result."""
+        values = [np.asarray(o) if dtypes is None else np.asarray(o, d) for o, d in zip(operands, dtypes or operands)]
         positional = len(values) - len(self.names)
         batch_shape = values[0].shape[: self.batch] if self.batch else ()
         for index in np.ndindex(*batch_shape):
@@ -104,11 +106,12 @@ def _debug_print_eval(prim: DebugPrint, operands: Sequence[Any]) -> Any:
     return prim.print_values(*operands)
 
 
-# debug_print: a call of `print_values`, bound as a global
+# debug_print: a call of `print_values` at the operands' dtypes, bound as a global
 @codegen_rule(DebugPrint)
 def _debug_print_codegen(prim: DebugPrint, site: Site, operands: Sequence[Operand]) -> str:
     site.fresh(contiguous=True)
-    return f"{site.constant(prim.print_values)}({', '.join(map(str, operands))})"
+    show = functools.partial(prim.print_values, dtypes=[np.dtype(o.type.dtype.numpy) for o in operands])
+    return f"{site.constant(show)}({', '.join(map(str, operands))})"
 
 
 # debug_print: no flops

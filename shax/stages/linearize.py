@@ -152,6 +152,8 @@ def _linearize_binding(
     if isinstance(tangent, PrimalAndTangent):  # the rule computed the primal value its own way
         if not isinstance(tangent.value, Tracer) or tangent.value.type != value.type:
             raise ShaxTypeError(f"the linearize rule of {prim.name} gave {tangent.value!r}, not a {value.type} value")
+        if tangent.value is not value and prim.has_effect():  # its effects run in the rule's value instead
+            primal.effects = [e for e in primal.effects if e is not value]
         value, tangent = tangent.value, tangent.tangent
     if len(linear.captured) != cross.crossed:
         raise ShaxTypeError(
