@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from shax.errors import ShaxTypeError, ShaxValueError, at
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
 from shax.location import current_source
 from shax.primitives.debug import DebugPrint
 from shax.rules.evaluate import eval_rules
@@ -34,7 +34,10 @@ def print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:  
         message = f"debug.print: cannot format {fmt!r} with {len(args)} positional and keywords {list(names)}: {error}"
         raise at(ShaxValueError(message), current_source()) from None
     prim = DebugPrint(fmt, len(operands), names)
-    eval_rules[prim](prim, operands)
+    try:
+        eval_rules[prim](prim, operands)
+    except ShaxError as error:  # an operand shax cannot trace (an int64 array, 2**40)
+        raise at(named(error, "debug.print"), current_source()) from None
 
 
 def _sample(k: int, operand: Any) -> np.ndarray:
