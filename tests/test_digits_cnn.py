@@ -16,7 +16,7 @@ def test_digits_cnn_learns_the_digits_in_a_few_epochs() -> None:
     pytest.importorskip("sklearn")
     main = load_function(f"{EXAMPLES / 'digits_cnn.py'}:main")
     printed: list[str] = []
-    accuracy = main(epochs=3, batch_size=64, train_limit=640, log=printed.append)
+    accuracy = main(epochs=3, batch_size=32, train_limit=384, log=printed.append)
     assert len(printed) == 3 and all(line.startswith(f"epoch  {k}  loss ") for k, line in enumerate(printed, 1))
     assert all("steps/s" in line for line in printed)
-    assert accuracy > 0.7
+    assert accuracy > 0.7  # 84% here (36 steps); chance is 10%
