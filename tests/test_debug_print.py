@@ -82,6 +82,10 @@ def test_xla_prints_through_jax(capsys: pytest.CaptureFixture[str]) -> None:
     jitted = shax.jit(f, backend="xla")
     assert jitted(X) == np.float32(45.0)
     assert printed(capsys) == F_LINES
+    np.testing.assert_array_equal(shax.jit(shax.grad(f), backend="xla")(X), [18.0, 36.0])
+    assert printed(capsys) == F_LINES
+    np.testing.assert_array_equal(shax.jit(shax.vmap(f), backend="xla")(np.stack([X, 2 * X])), [45.0, 180.0])
+    assert printed(capsys) == ["x = [1. 2.]", "x = [2. 4.]", "y = [3. 6.], total 9.0", "y = [ 6. 12.], total 18.0"]
 
 
 def counting(x: shax.Tracer) -> shax.Tracer:
