@@ -11,6 +11,8 @@ B4  Python function -> VJP definition at 1k / 10k / 100k operations, and the sca
 B5  per-example gradients of logistic regression (vmap(grad)), per call
 B6  loops (issue 35): an RNN written with scan (1,000 and 10,000 steps) and a fori_loop
     fixed-point iteration, gradient w.r.t. two weight matrices, float64
+B7  a training step (loss, gradient, Adam update) of examples/digits_cnn.py's CNN, per call
+B8  a training step of B3's MLP, per call (B7 and B8: JAX jit is the reference row)
 
 Rows: hand-written numpy (the floor, ratio 1.00), shax jit, shax's uncompiled transforms,
 JAX jit, JAX eager, shax jit(backend='xla') (shax's program compiled by XLA, beside JAX
@@ -31,8 +33,11 @@ import platform
 import sys
 import time
 
-TASKS = ("B1", "B2", "B3", "B4", "B5", "B6")
-MODULES = {"B1": "b1_scalar", "B2": "b2_medium", "B3": "b3_mlp", "B5": "b5_per_example"}
+TASKS = ("B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8")
+MODULES = {
+    "B1": "b1_scalar", "B2": "b2_medium", "B3": "b3_mlp", "B5": "b5_per_example", "B7": "b7_train_cnn",
+    "B8": "b8_train_mlp",
+}  # fmt: skip
 
 
 def main() -> None:
@@ -40,7 +45,11 @@ def main() -> None:
         prog="python -m benchmarks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="fewer rounds, shorter loops, B4 at 1k and 10k only")
-    parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated, among B1-B6")
+TASKS = ("B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8")
+MODULES = {
+    "B1": "b1_scalar", "B2": "b2_medium", "B3": "b3_mlp", "B5": "b5_per_example", "B7": "b7_train_cnn",
+    "B8": "b8_train_mlp",
+}  # fmt: skip
     parser.add_argument("--threads", type=int, default=1, help="threads for numpy's BLAS, XLA and PyTorch")
     parser.add_argument("--rounds", type=int, help="rounds per task (default 9 with --quick, 21 without)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of each shax row")

@@ -8,6 +8,7 @@ Trace a function (`shax.trace(medium, f32[6], f32[2, 2])`), type it
 
 from shax import checked_numpy as _checked_numpy  # noqa: F401 - registers shax's numpy instance
 from shax import (
+    debug,
     export,  # shax.export.to_jax; imports jax only when called
     extend,
     lax,
@@ -73,4 +74,5 @@ __all__ = [
     "cond", "switch",
     "lax",
     "tree", "tree_util",
+    "debug",
 ]  # fmt: skip

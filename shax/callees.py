@@ -57,6 +57,11 @@ def _cached(defn: Definition, key: Hashable, build: Callable[[], T]) -> T:
     return found
 
 
+def has_effects(defn: Definition) -> bool:
+    """Whether running `defn` has an effect (`Primitive.has_effect`), found once per definition."""
+    return _cached(defn, "effects", lambda: any(b.prim.has_effect() for b in defn.bindings))
+
+
 def typed(defn: Definition) -> Definition:
     """An untyped callee, typed (once: every call of it calls the same typed definition)."""
     return _cached(defn, "typed", lambda: infer_types(defn))
@@ -195,7 +200,7 @@ def build(name: str, arg_types: Sequence[TensorType], fn: Callable[[list[Tracer]
     with new_trace(arg_types) as trace:
         # An output computed without the arguments (a constant, a zero slot) is a number: lifted.
         outputs = [o if isinstance(o, Tracer) else lift(trace, o, None, "return") for o in fn(list(trace.args))]
-    return cleanup(definition_of(name, arg_types, outputs))
+    return cleanup(definition_of(name, arg_types, outputs, trace.effects))
 
 
 def rearranged(defn: Definition, arg_types: Sequence[TensorType], positions: Sequence[int]) -> Definition:
@@ -217,6 +222,17 @@ def pruned(defn: Definition, outputs: tuple[int, ...]) -> Definition:
 def _pruned(defn: Definition, outputs: tuple[int, ...]) -> Definition:
     kept = Definition(defn.name, defn.arg_types, defn.bindings, tuple(defn.outputs[k] for k in outputs))
     return cleanup(mark_well_typed(kept))
+
+
+def without_prints(defn: Definition) -> Definition:
+    """`defn` without its effectful bindings (`debug_print`: nothing reads them), for a part
+    of a computation run elsewhere than where its effects belong (a scan's invariant part)."""
+
+    def build() -> Definition:
+        kept = tuple(b for b in defn.bindings if not b.prim.effectful)
+        return Definition(defn.name, defn.arg_types, kept, defn.outputs)
+
+    return _cached(defn, "without prints", build)
 
 
 def passed_on(defn: Definition) -> tuple[int | None, ...]:

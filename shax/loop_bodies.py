@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 import typeclasses as tc
-from shax.callees import _cached, batched, build, derivative, pruned, rearranged, transposed, wrt
+from shax.callees import _cached, batched, build, derivative, pruned, rearranged, transposed, without_prints, wrt
 from shax.evaluate import evaluate
 from shax.ir import Definition
 from shax.passes import cleanup
@@ -70,7 +70,8 @@ def _scan_derivative(body: Definition, num_consts: int, num_carry: int) -> ScanD
     fixed = [n + k for k, v in enumerate(acts) if v.id not in varying]  # and of the invariant ones
     forward = pruned(d.primal, (*range(n), *stacked))
     consts = body.arg_types[:num_consts]
-    invariant = pruned(d.primal, tuple(fixed))
+    # Computed once, outside the loop: the body's prints run in `forward`, every iteration.
+    invariant = pruned(without_prints(d.primal), tuple(fixed))
     # It reads only the consts: the others are unread arguments, dropped.
     invariant = rearranged(invariant, [*consts, *body.arg_types[num_consts:]], range(len(body.arg_types)))
     only_consts = Definition(

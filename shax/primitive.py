@@ -84,6 +84,9 @@ class Primitive:
     # Cost traits (`shax.rules.cost`): one flop per result element; only moves data (no flops).
     elementwise: ClassVar[bool] = False
     shape_only: ClassVar[bool] = False
+    # An effect (debug_print): running it does more than compute its result, so every pass
+    # keeps it though nothing reads the result, never merges two, and runs effects in order.
+    effectful: ClassVar[bool] = False
 
     # The positions of the LINEAR and of the BILINEAR operands, set on declaration.
     linear_operands: ClassVar[tuple[int, ...]] = ()
@@ -156,6 +159,18 @@ class Primitive:
         """Of `subdefinitions`, those evaluating this operation runs (not a derivative
         rule, which only differentiating it uses)."""
         return self.subdefinitions()
+
+    def has_effect(self) -> bool:
+        """Whether running this operation has an effect: it is `effectful`, or a definition
+        it runs (a loop's body, a callee) has an effectful binding."""
+        if self.effectful:
+            return True
+        defns = self.runs()
+        if not defns:
+            return False
+        from shax.callees import has_effects
+
+        return any(map(has_effects, defns))
 
     def fail(self, message: str, *operand_types: TensorType, error: type[ShaxError] = ShaxTypeError) -> ShaxError:
         """An error naming this primitive and its operand types."""

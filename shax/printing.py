@@ -25,6 +25,7 @@ import numpy as np
 from shax.ir import Binding, Definition, Var
 from shax.primitives import SMALL_CONSTANT, Arg, Call, Constant, DotGeneral, Primitive, Rule, Scan, While
 from shax.primitives.cond import Cond
+from shax.primitives.debug import DebugPrint
 from shax.types import DType, TensorType
 
 
@@ -96,7 +97,7 @@ def show_primitive(prim: Primitive, names: dict[int, str] | None = None) -> str:
         return f"call {name}" if prim.num_outputs == 1 else f"call {name}[{prim.output}]"
     if isinstance(prim, Arg):
         return f"arg{prim.index}"
-    if isinstance(prim, (Scan, While, Cond)):
+    if isinstance(prim, (Scan, While, Cond, DebugPrint)):
         return prim.show(names or {})
     if isinstance(prim, Constant):
         return show_array(prim.value)

@@ -16,14 +16,19 @@ from shax.tracer import Tracer
 
 
 def recover_sharing(
-    builder: Builder, outputs: Sequence[Tracer], typed: bool = False, var_of: dict[int, Var] | None = None
+    builder: Builder,
+    outputs: Sequence[Tracer],
+    typed: bool = False,
+    var_of: dict[int, Var] | None = None,
+    effects: Sequence[Tracer] = (),
 ) -> list[Var]:
-    """Emit a binding per node reachable from `outputs`; return the outputs' vars.
+    """Emit a binding per node reachable from `effects` (first, in their order, so effects
+    are bound in the order they ran) or from `outputs`; return the outputs' vars.
     With `typed`, bindings carry the types the tracer computed (no need to infer them).
     `var_of`, if given, is filled with id(node) -> the var bound to it."""
     if var_of is None:
         var_of = {}
-    for output in outputs:
+    for output in (*effects, *outputs):
         if id(output) in var_of:
             continue
         # The path from the output to the node being visited: each node with an iterator

@@ -51,6 +51,9 @@ class Trace:
         # (dtype, bytes) -> the constant node of a Python number: rules and loops lift the
         # same few literals over and over, and building a Constant to look one up costs more.
         self.numbers: dict[tuple[str, bytes], Tracer] = {}
+        # The nodes of effectful operations (`Primitive.has_effect`), in the order they ran:
+        # a definition binds them though no output reads them (`recover_sharing`'s effects).
+        self.effects: list[Tracer] = []
 
     def node(self, prim: Primitive, args: tuple[Tracer, ...], type: TensorType, source: str | None) -> Tracer:
         node = Tracer(self, prim, args, type, source)
@@ -82,17 +85,26 @@ class Trace:
 # How many traces are open in this thread (or task): a trace's level is its nesting depth
 # in its own thread, so traces opened by other threads at the same time do not count.
 _depth: ContextVar[int] = ContextVar("shax_trace_depth", default=0)
+# The trace opened last in this thread (or task), if one is open.
+_innermost: ContextVar[Trace | None] = ContextVar("shax_innermost_trace", default=None)
 
 
 @contextmanager
 def new_trace(arg_types: Sequence[TensorType]) -> Iterator[Trace]:
     trace = Trace(_depth.get() + 1, arg_types)
-    opened = _depth.set(trace.level)
+    opened, innermost = _depth.set(trace.level), _innermost.set(trace)
     try:
         yield trace
     finally:
+        _innermost.reset(innermost)
         _depth.reset(opened)
         trace.close()
+
+
+def innermost_trace() -> Trace | None:
+    """The trace opened last and still open in this thread (or task), if any: where an
+    effect with no traced operand is recorded (`shax.debug.print("step")` inside `jit`)."""
+    return _innermost.get()
 
 
 def tracing() -> bool:
@@ -202,6 +214,8 @@ def emit(trace: Trace, prim: Primitive, args: tuple[Tracer, ...]) -> Tracer:
     except ShaxError as error:
         raise at(error, source) from None
     node = trace.table[key] = Tracer(trace, prim, args, out_type, source, origin)
+    if prim.has_effect():
+        trace.effects.append(node)
     return node
 
 

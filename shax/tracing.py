@@ -95,7 +95,7 @@ def trace_pytree(
                 message = f"trace: {fname} returned a non-tensor: {error}"
                 raise at(type(error)(message), function_location(f)) from None
         builder = Builder()
-        out_vars = recover_sharing(builder, outputs, var_of=var_of)
+        out_vars = recover_sharing(builder, outputs, var_of=var_of, effects=current.effects)
         defn = builder.build(fname, [*types, *(c.type for c in current.captured)], out_vars)
     return Traced(defn, in_tree, out_tree, tuple(current.captured))
 

@@ -842,6 +842,31 @@ ROWS.append(
     )
 )
 
+
+# debug_print, its empty result returned (shax.debug.print returns None): it prints the
+# operands (pytest captures it) and its result is f32[0] whatever they are.
+def printing(fmt: str, names: tuple[str, ...] = ()) -> Callable[..., Any]:
+    def apply(*operands: Any) -> Any:
+        prim = P.DebugPrint(fmt, len(operands), names)
+        return eval_rules[prim](prim, operands)
+
+    apply.__name__ = "debug_print"
+    return apply
+
+
+ROWS.append(
+    Spec(
+        P.DebugPrint,
+        (
+            Case("positional", printing("x = {}, y = {}"), ((2, 3), (3,))),
+            Case("named", printing("{} and {y}", ("y",)), ((2, 3), ())),
+        ),
+        (REAL, REAL),
+        ALL,
+        zero_derivative=True,
+    )
+)
+
 SPECS: dict[type[P.Primitive], Spec] = {spec.prim: spec for spec in ROWS}
 assert len(SPECS) == len(ROWS), "two spec rows for one primitive"
 # Primitives differentiated in forward mode only (a while loop's trip count is known only

@@ -464,7 +464,14 @@ INITIALIZERS["variance_scaling"] = Call(
 INITIALIZERS["constant"] = Call(
     lambda value, key, shape: shax.nn.initializers.constant(value)(key, shape), (0.5, KEY, (2,))
 )
+# shax.debug.print: on numpy values (it prints) and inside a trace (it records)
+DEBUG: dict[str, Call] = {
+    "print": Call(
+        shax.debug.print, ("x = {} y = {:.2f}", X, np.float32(2.0)), variants=(inside_trace(shax.debug.print),)
+    )
+}
 NAMESPACES = {
+    "debug": (shax.debug, DEBUG),
     "stages": (stages, STAGES),
     "random": (shax.random, RANDOM),
     "nn.initializers": (shax.nn.initializers, INITIALIZERS),
@@ -583,6 +590,7 @@ ENTRY_POINTS: dict[str, Call] = {
     **{f"nn.{k}": c for k, c in NN.items()},
     **{f"random.{k}": c for k, c in RANDOM.items()},
     **{f"nn.initializers.{k}": c for k, c in INITIALIZERS.items()},
+    **{f"debug.{k}": c for k, c in DEBUG.items()},
     **{f"lax.{k}": c for k, c in LAX.items()},
     **{f"Tracer.{k}": c for k, c in METHODS.items()},
     **{f"testing.{k}": c for k, c in TESTING.items()},

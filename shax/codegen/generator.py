@@ -133,6 +133,8 @@ class _Generator:
         self.live = [False] * n
         for i in range(n - 1, -1, -1):
             binding = self.bindings[i]
+            if binding.var.id not in self.end and binding.prim.has_effect():  # an effect runs, unread
+                self.end[binding.var.id] = i
             if binding.var.id in self.end:
                 self.live[i] = True
                 for a in binding.args:

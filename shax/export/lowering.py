@@ -28,7 +28,7 @@ import numpy as np
 
 from shax import callees
 from shax.errors import ShaxError, ShaxTypeError, at
-from shax.export import lax_rules, lax_window_rules, linalg_rules  # noqa: F401 - register the rules
+from shax.export import debug_rules, lax_rules, lax_window_rules, linalg_rules  # noqa: F401 - register the rules
 from shax.export.rules import export_rules
 from shax.ir import Binding, Definition, type_of
 from shax.location import current_source

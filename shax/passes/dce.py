@@ -1,7 +1,8 @@
 """Dead-code elimination: typed Definition -> typed Definition.
 
-Keeps the bindings the outputs depend on, and every `xk = argj` binding (they are the
-definition's interface, and cost nothing); drops the rest, then renumbers. One
+Keeps the bindings the outputs depend on, every effect (`Primitive.has_effect`: a
+`debug_print`, a loop whose body prints) and what it reads, and every `xk = argj` binding
+(they are the definition's interface, and cost nothing); drops the rest, then renumbers. One
 backward sweep marks what is live, one forward sweep rebuilds: linear time.
 A call none of whose bindings reads some of its callee's outputs calls the callee
 without them (`prune_calls`). Idempotent: the output has no dead bindings, so a second
@@ -26,7 +27,7 @@ def dce(defn: Definition) -> Definition:
     live = {v.id for v in defn.outputs}  # ids of input vars some output depends on
     kept = []  # the live bindings and the argument bindings, last first
     for binding in reversed(defn.bindings):
-        if binding.var.id in live or isinstance(binding.prim, Arg):
+        if binding.var.id in live or isinstance(binding.prim, Arg) or binding.prim.has_effect():
             live.update(a.id for a in binding.args)
             kept.append(binding)
     return prune_calls(walk(Definition(defn.name, defn.arg_types, tuple(reversed(kept)), defn.outputs), keep))

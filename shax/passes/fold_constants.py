@@ -33,7 +33,12 @@ def fold_constants(defn: Definition) -> Definition:
             var = keep(builder, binding, args)
             value_of[var.id] = prim.value
             return var
-        foldable = not isinstance(prim, Arg) and not prim.multi_output and all(a.id in value_of for a in args)
+        foldable = (
+            not isinstance(prim, Arg)
+            and not prim.multi_output
+            and not prim.effectful  # a print of constants prints when the program runs
+            and all(a.id in value_of for a in args)
+        )
         if not foldable or (isinstance(prim, Broadcast) and t.size > SMALL_CONSTANT):
             return keep(builder, binding, args)
         try:

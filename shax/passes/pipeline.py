@@ -128,12 +128,13 @@ def _forward_and_merge(defn: Definition) -> tuple[list[Binding], list[tuple[int,
 
 
 def _live(entries: list[Binding], operands: list[tuple[int, ...]], returned: list[int]) -> list[bool]:
-    """entry -> whether dce keeps it: an output needs it, or it reads an argument."""
+    """entry -> whether dce keeps it: an output needs it, it reads an argument, or it is an effect."""
     live = [False] * len(entries)
     for entry in returned:
         live[entry] = True
     for entry in reversed(range(len(entries))):
-        if live[entry] or isinstance(entries[entry].prim, Arg):
+        prim = entries[entry].prim
+        if live[entry] or isinstance(prim, Arg) or prim.has_effect():
             live[entry] = True
             for operand in operands[entry]:
                 live[operand] = True

@@ -11,6 +11,7 @@ from shax.primitives import (  # families
     conv,
     convert,
     custom,  # noqa: E402 - after call, whose Call it uses
+    debug,
     dot,
     dynamic_slice,
     elementwise_more,
@@ -34,6 +35,7 @@ from shax.primitives.constant import *  # noqa: F403 - each family module lists 
 from shax.primitives.conv import *  # noqa: F403
 from shax.primitives.convert import *  # noqa: F403
 from shax.primitives.custom import *  # noqa: F403,E402
+from shax.primitives.debug import *  # noqa: F403
 from shax.primitives.dot import *  # noqa: F403
 from shax.primitives.dynamic_slice import *  # noqa: F403
 from shax.primitives.elementwise import Pointwise, elementwise
@@ -55,7 +57,7 @@ __all__ += (
 )
 __all__ += convert.__all__ + gather.__all__ + reduce.__all__ + rev.__all__ + shape.__all__ + sort.__all__
 __all__ += custom.__all__
-__all__ += stop_gradient.__all__
+__all__ += stop_gradient.__all__ + debug.__all__
 __all__ += loops.__all__
 __all__ += cond_family.__all__
 __all__ += linalg.__all__

@@ -73,7 +73,7 @@ def batch(defn: Definition, in_axes: Axes, axis_size: int, out_axes: Axes = 0) -
             _output(defn, j, t, values[v.id], dims[v.id], out_dims[j], size)
             for j, (v, t) in enumerate(zip(defn.outputs, output_types))
         ]
-    return definition_of("v" + defn.name, arg_types, outputs)
+    return definition_of("v" + defn.name, arg_types, outputs, trace.effects)
 
 
 def batched_type(t: TensorType, dim: int, size: int) -> TensorType:

@@ -83,7 +83,7 @@ def linearize(defn: Definition, wrt: Sequence[int] | None = None) -> LinearizedD
         tuple(bindings),
         tuple(Var(v.id) for v in linear_outputs),
     )
-    primal_defn = definition_of(defn.name, defn.arg_types, [*outputs, *residuals])
+    primal_defn = definition_of(defn.name, defn.arg_types, [*outputs, *residuals], primal.effects)
     linear_defn = residuals_marked(linear_defn, primal_defn, num_tangents, len(outputs))
     # Typed by the type rules as the traces recorded them, like definition_of's.
     return LinearizedDefinition(primal_defn, mark_well_typed(linear_defn), len(residuals))
@@ -105,10 +105,13 @@ def residuals_marked(linear: Definition, primal: Definition, num_tangents: int, 
     return attrs.evolve(linear, bindings=tuple(map(marked, linear.bindings)))
 
 
-def definition_of(name: str, arg_types: Sequence[TensorType], outputs: Sequence[Tracer]) -> Definition:
-    """The typed definition computing `outputs` from the tracers of a trace's arguments."""
+def definition_of(
+    name: str, arg_types: Sequence[TensorType], outputs: Sequence[Tracer], effects: Sequence[Tracer] = ()
+) -> Definition:
+    """The typed definition computing `outputs` from the tracers of a trace's arguments,
+    and running `effects` (the trace's effectful nodes, in order)."""
     builder = Builder()
-    output_vars = recover_sharing(builder, outputs, typed=True)
+    output_vars = recover_sharing(builder, outputs, typed=True, effects=effects)
     # Every binding is typed by the type rules, as the trace recorded it.
     return mark_well_typed(builder.build(name, arg_types, [Var(v.id) for v in output_vars]))
 
@@ -149,6 +152,8 @@ def _linearize_binding(
     if isinstance(tangent, PrimalAndTangent):  # the rule computed the primal value its own way
         if not isinstance(tangent.value, Tracer) or tangent.value.type != value.type:
             raise ShaxTypeError(f"the linearize rule of {prim.name} gave {tangent.value!r}, not a {value.type} value")
+        if tangent.value is not value and prim.has_effect():  # its effects run in the rule's value instead
+            primal.effects = [e for e in primal.effects if e is not value]
         value, tangent = tangent.value, tangent.tangent
     if len(linear.captured) != cross.crossed:
         raise ShaxTypeError(

@@ -69,7 +69,7 @@ def transpose(lin: LinearizedDefinition) -> LinearizedDefinition:
             state.arg_cotangents[k] if k in state.arg_cotangents else zeros_in(trace, t)
             for k, t in enumerate(linear.arg_types[:num_tangents])
         ]
-    transposed = definition_of(linear.name + "t", [*output_types, *residual_types], results)
+    transposed = definition_of(linear.name + "t", [*output_types, *residual_types], results, trace.effects)
     num_outputs = len(lin.primal.outputs) - lin.num_residuals
     transposed = mark_well_typed(residuals_marked(transposed, lin.primal, len(output_types), num_outputs))
     return LinearizedDefinition(lin.primal, transposed, lin.num_residuals)

@@ -30,10 +30,10 @@ import numpy as np
 
 import shax.numpy as snp
 import typeclasses as tc
-from shax import nn_initializers as initializers  # noqa: F401 - shax.nn.initializers
 from shax.array_subclasses import refuse_array_subclass
 from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
+from shax.nn import initializers  # noqa: F401 - shax.nn.initializers, a module of this package
 from shax.numpy._reductions import reduction_axes
 from shax.tracer import Tracer
 

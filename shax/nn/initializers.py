@@ -9,6 +9,11 @@ fan-in, fan-out, their mean or geometric mean, the fans counted over `in_axis` a
 `out_axis` times the receptive field (the other axes but `batch_axis`), and values
 drawn from a normal truncated to (−2, 2) rescaled to that variance (its standard
 deviation is .8796...), a normal, or a uniform on [−√(3·variance), √(3·variance)).
+
+`orthogonal(scale, column_axis)` is JAX's (`jax.random.orthogonal`, Mezzadri's method): Q of
+the QR decomposition of a normal matrix (the longer side first), each column times the
+sign of R's diagonal entry, transposed back if the rows are fewer; Q being unique once R's
+diagonal is positive, it is JAX's matrix for the same key, to rounding.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+import shax.numpy as snp
 import shax.random as random
 from shax.errors import ShaxTypeError
 from shax.random._keys import check_key, check_shape, fail, float_dtype
@@ -26,7 +32,7 @@ from shax.random._keys import check_key, check_shape, fail, float_dtype
 __all__ = [
     "constant", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform", "lecun_normal", "lecun_uniform",
     "normal", "ones", "truncated_normal", "uniform", "variance_scaling", "xavier_normal", "xavier_uniform", "zeros",
-    "kaiming_normal", "kaiming_uniform",
+    "kaiming_normal", "kaiming_uniform", "orthogonal",
 ]  # fmt: skip
 
 Initializer = Callable[..., Any]
@@ -147,6 +153,34 @@ def variance_scaling(
         if distribution == "normal":
             return random.normal(key, shape, chosen) * np.sqrt(variance)
         return random.uniform(key, shape, chosen, -1) * np.sqrt(3 * variance)
+
+    return init
+
+
+def orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> Initializer:
+    """Matrices with orthonormal rows or columns (whichever are fewer), the columns along
+    `column_axis` and the other axes flattened into the rows, times `scale`."""
+    factor = _number("orthogonal", scale)
+
+    def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
+        chosen = _float("orthogonal", dtype)
+        shape = check_shape("orthogonal", shape)
+        if len(shape) < 2:
+            raise _fail("orthogonal", f"needs a shape of at least 2 axes, got {shape}")
+        axis_ok = isinstance(column_axis, int) and not isinstance(column_axis, bool)
+        if not (axis_ok and -len(shape) <= column_axis < len(shape)):
+            raise _fail("orthogonal", f"column_axis {column_axis!r} is not an axis of the shape {shape}")
+        check_key("orthogonal", key)
+        if 0 in shape:
+            return np.zeros(shape, chosen)
+        columns = shape[column_axis]
+        rows = math.prod(shape) // columns
+        q, r = snp.linalg.qr(random.normal(key, (max(rows, columns), min(rows, columns)), chosen))
+        q = q * snp.sign(snp.diagonal(r, axis1=-2, axis2=-1))[None, :]
+        if rows < columns:
+            q = snp.transpose(q)
+        q = snp.reshape(q, (*np.delete(np.array(shape), column_axis).tolist(), columns))
+        return snp.moveaxis(q, -1, column_axis) * np.asarray(factor, chosen)
 
     return init
 
