@@ -45,11 +45,7 @@ def main() -> None:
         prog="python -m benchmarks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="fewer rounds, shorter loops, B4 at 1k and 10k only")
-TASKS = ("B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8")
-MODULES = {
-    "B1": "b1_scalar", "B2": "b2_medium", "B3": "b3_mlp", "B5": "b5_per_example", "B7": "b7_train_cnn",
-    "B8": "b8_train_mlp",
-}  # fmt: skip
+    parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated, among B1-B8")
     parser.add_argument("--threads", type=int, default=1, help="threads for numpy's BLAS, XLA and PyTorch")
     parser.add_argument("--rounds", type=int, help="rounds per task (default 9 with --quick, 21 without)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of each shax row")

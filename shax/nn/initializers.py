@@ -163,13 +163,13 @@ def orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> In
     factor = _number("orthogonal", scale)
 
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
-        chosen = _float("orthogonal", dtype)
+        chosen = float_dtype("orthogonal", dtype)
         shape = check_shape("orthogonal", shape)
         if len(shape) < 2:
-            raise _fail("orthogonal", f"needs a shape of at least 2 axes, got {shape}")
+            raise fail("orthogonal", f"needs a shape of at least 2 axes, got {shape}")
         axis_ok = isinstance(column_axis, int) and not isinstance(column_axis, bool)
         if not (axis_ok and -len(shape) <= column_axis < len(shape)):
-            raise _fail("orthogonal", f"column_axis {column_axis!r} is not an axis of the shape {shape}")
+            raise fail("orthogonal", f"column_axis {column_axis!r} is not an axis of the shape {shape}")
         check_key("orthogonal", key)
         if 0 in shape:
             return np.zeros(shape, chosen)
