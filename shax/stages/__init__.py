@@ -3,8 +3,10 @@
 from shax.stages.batch import batch
 from shax.stages.check_linear import check_linear
 from shax.stages.infer_types import infer_types
+from shax.stages.jvp import jvp
 from shax.stages.linearize import evaluate_linearized, linearize
 from shax.stages.transpose import transpose
+from shax.stages.unzip import unzip
 from shax.stages.zip import zip_definitions
 from shax.validation import check_types
 
@@ -14,7 +16,9 @@ __all__ = [
     "check_types",
     "evaluate_linearized",
     "infer_types",
+    "jvp",
     "linearize",
     "transpose",
+    "unzip",
     "zip_definitions",
 ]
