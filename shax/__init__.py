@@ -8,6 +8,7 @@ Trace a function (`shax.trace(medium, f32[6], f32[2, 2])`), type it
 
 from shax import checked_numpy as _checked_numpy  # noqa: F401 - registers shax's numpy instance
 from shax import (
+    checkpoint_policies,
     debug,
     export,  # shax.export.to_jax; imports jax only when called
     extend,
@@ -30,6 +31,7 @@ from shax.evaluate import evaluate
 from shax.explain import Explanation, explain
 from shax.graphviz import to_dot
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
+from shax.primitives.checkpoint_name import checkpoint_name
 from shax.stats import PipelineStats, Stats, stats
 from shax.tracer import Tracer
 from shax.tracing import trace
@@ -55,8 +57,10 @@ from shax.transforms import (
     vmap,
     xpr,
 )
+from shax.transforms.checkpoint import checkpoint, remat
 from shax.transforms.cond import cond, switch
 from shax.transforms.loops import fori_loop, scan, while_loop
+from shax.transforms.saved_residuals import saved_residuals
 from shax.types import DType, TensorType, bool_, f32, f64, i32, i64, u8, u32
 
 __all__ = [
@@ -75,4 +79,5 @@ __all__ = [
     "lax",
     "tree", "tree_util",
     "debug",
+    "checkpoint", "remat", "checkpoint_policies", "checkpoint_name", "saved_residuals",
 ]  # fmt: skip

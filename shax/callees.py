@@ -8,6 +8,8 @@ Kept by the callee's identity while it lives (definitions are values: what is de
 from one stays true). Threads missing an entry at once may each build it; either is
 kept, both right.
 
+A checkpointed callee (`checkpointed`) has its derivative unzipped by its policy.
+
     derivative(f) = LinearizedDefinition(
         f's forward:  f(args)                  -> outputs, then the activations,
         df:           df(tangents, activations) -> output tangents)
@@ -35,7 +37,9 @@ from shax.passes import bind_arguments, cleanup
 from shax.primitive import Arg
 from shax.rule_linearity import check_linear_rule
 from shax.stages import batch, check_types, infer_types, linearize, transpose
+from shax.stages.jvp import jvp
 from shax.stages.linearize import definition_of
+from shax.stages.unzip import Policy, unzip
 from shax.tracer import Tracer, lift, new_trace
 from shax.types import TensorType
 from shax.well_typed import mark_well_typed
@@ -83,8 +87,19 @@ def wrt(defn: Definition) -> tuple[int, ...]:
 
 
 def _linearized(defn: Definition) -> LinearizedDefinition:
-    lin = linearize(defn, wrt(defn))
+    policy = _derived.get(id(defn), {}).get("policy")
+    if policy is None:
+        lin = linearize(defn, wrt(defn))
+    else:  # a checkpointed callee: what the policy does not save, its linear part recomputes
+        lin = unzip(jvp(defn, wrt(defn)), policy, len(wrt(defn)))
     return LinearizedDefinition(cleanup(lin.primal), cleanup(lin.linear), lin.num_residuals)
+
+
+def checkpointed(defn: Definition, policy: Policy) -> Definition:
+    """`defn`, whose derivative (built when a call of it is differentiated) saves what
+    `policy` saves (`shax.checkpoint`), and so does its batched form's."""
+    _cached(defn, "policy", lambda: policy)
+    return defn
 
 
 def install(defn: Definition, lin: LinearizedDefinition, grad: Definition) -> None:
@@ -112,7 +127,13 @@ def _transposed(defn: Definition, linear: int) -> Definition:
 
 def batched(defn: Definition, dims: tuple[int | None, ...], size: int) -> Definition:
     """`defn` over a batch of `size`, its arguments batched at `dims`, outputs at axis 0."""
-    return _cached(defn, ("batched", dims, size), lambda: cleanup(batch(defn, list(dims), size, 0)))
+    return _cached(defn, ("batched", dims, size), lambda: _batched(defn, dims, size))
+
+
+def _batched(defn: Definition, dims: tuple[int | None, ...], size: int) -> Definition:
+    vdefn = cleanup(batch(defn, list(dims), size, 0))
+    policy = _derived.get(id(defn), {}).get("policy")
+    return vdefn if policy is None else checkpointed(vdefn, policy)
 
 
 def custom_derivative(defn: Definition, rule: Definition, shown: str) -> LinearizedDefinition:

@@ -78,6 +78,7 @@ def scale(values: Sequence[Any]) -> float:
 def check_definitions(lin: LinearizedDefinition) -> None:
     check_types(lin.primal)
     check_types(lin.linear)
+    shax.stages.check_linear(lin)
 
 
 def check_linear(lin: LinearizedDefinition, primals: Sequence[Any], rng: np.random.Generator) -> None:

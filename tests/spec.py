@@ -711,6 +711,8 @@ ROWS: list[Spec] = [
     ),
     # stop_gradient: the identity, of every dtype, with a zero derivative
     Spec(P.StopGradient, unary(P.StopGradient, stop_gradient, REAL, ALL).cases, (REAL,), ALL, zero_derivative=True),
+    # checkpoint_name: the identity, named for a checkpoint policy
+    unary(P.CheckpointName, lambda x: shax.checkpoint_name(x, "h"), REAL, ALL),
 ]
 
 

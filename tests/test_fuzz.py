@@ -134,6 +134,14 @@ def subgraph_call(fn: Any, *args: Any) -> Any:
     return shax.subgraph(fn)(*args)
 
 
+def checkpoint_call(fn: Any, policy: Any, *args: Any) -> Any:
+    return shax.checkpoint(fn, policy=policy)(*args)
+
+
+def named_pair(x: Any, y: Any) -> Any:
+    return pair(shax.checkpoint_name(x, "x"), y)
+
+
 def scan_step(carry: Any, x: Any) -> Any:
     return pair(carry, x), carry * x
 
@@ -300,6 +308,13 @@ SHAX: dict[str, Call] = {
     "hessian": Call(with_options(shax.hessian), (energy, -1, False, X, Y), variadic=True),
     "stop_gradient": Call(shax.stop_gradient, (X,), variants=(inside_trace(shax.stop_gradient, first=0),)),
     "stats": Call(shax.stats, (LIN,)),
+    "checkpoint": Call(checkpoint_call, (pair, shax.checkpoint_policies.dots_saveable, X, Y), variadic=True),
+    "remat": Call(checkpoint_call, (pair, None, X, Y), variadic=True, variants=(inside_trace(checkpoint_call, 2),)),
+    "checkpoint_name": Call(shax.checkpoint_name, (X, "x"), variants=(inside_trace(shax.checkpoint_name, first=0),)),
+    "checkpoint_policies": Call(
+        checkpoint_call, (named_pair, shax.checkpoint_policies.save_only_these_names("x"), X, Y), variadic=True
+    ),
+    "saved_residuals": Call(shax.saved_residuals, (energy, X, Y), variadic=True),
     "to_dot": Call(shax.to_dot, (LIN,), {"transposed": True}),
     "explain (stats)": Call(shax.explain, (loss, f32[3]), {"stats": True}, variadic=True),
     "Explanation.stats": Call(EXPLANATION.stats, ()),
@@ -320,6 +335,9 @@ STAGES: dict[str, Call] = {
     "check_types": Call(stages.check_types, (TYPED,)),
     "evaluate_linearized": Call(stages.evaluate_linearized, (LIN, [X], [Y])),
     "infer_types": Call(stages.infer_types, (DEFN,)),
+    "jvp": Call(stages.jvp, (PAIR,), {"wrt": [1]}),
+    "unzip": Call(stages.unzip, (stages.jvp(PAIR),), {"policy": shax.checkpoint_policies.nothing_saveable}),
+    "check_linear": Call(stages.check_linear, (LIN,)),
     "linearize": Call(stages.linearize, (PAIR,), {"wrt": [1]}),
     "transpose": Call(stages.transpose, (LIN,)),
     "zip_definitions": Call(stages.zip_definitions, (TRANSPOSED,)),

@@ -17,7 +17,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("shax.errors", "shax.types", "shax.primitive", "shax.ir", "shax.location", "shax.gcpause", "shax.pytree",
      "shax.pytree_keys", "shax.well_typed", "shax.typeclass_errors", "shax.array_subclasses", "shax.jax_arrays"),
     ("shax.rules",),
-    ("shax.primitives", "shax.extend"),
+    ("shax.primitives", "shax.extend", "shax.checkpoint_policies"),
     ("shax.printing", "shax.builder"),
     ("shax.tracer", "shax.array_methods", "shax.array_protocols", "shax.array_methods_reductions", "shax.indexing",
      "shax.numpy_dispatch", "shax.checked_numpy", "shax.promotion",

@@ -119,6 +119,7 @@ def test_the_linear_program_is_linear(program: Program) -> None:
 @given(programs(dtype=f64, smooth=True))
 def test_the_linear_program_agrees_with_finite_differences(program: Program) -> None:
     lin = linearize(infer_types(shax.trace(program.fn, *program.arg_types)))
+    shax.stages.check_linear(lin)
     with rejecting_rough_points():
         check_finite_differences(program.fn, lin, program.args, np.random.default_rng(0))
 

@@ -310,6 +310,12 @@ def _stop_gradient(prim: P.StopGradient, operands: Sequence[Any], out: TensorTyp
     return lax.stop_gradient(operands[0])
 
 
+# checkpoint_name x = x (JAX's name only steers its own checkpoint policies)
+@export_rule(P.CheckpointName)
+def _checkpoint_name(prim: P.CheckpointName, operands: Sequence[Any], out: TensorType) -> Any:
+    return operands[0]
+
+
 # custom_jvp f rule x = f x (and custom_vjp's): the function, as a call of it; the rule
 # has entered the program already where shax differentiated it
 @export_rule(P.CustomJVP, P.CustomVJP)

@@ -6,6 +6,7 @@ from shax.primitive import Arg, Linearity, Primitive, all_primitives
 from shax.primitives import (  # families
     bitwise,
     call,
+    checkpoint_name,
     concatenate,
     constant,
     conv,
@@ -29,6 +30,7 @@ from shax.primitives import (  # families
 from shax.primitives import cond as cond_family  # control flow
 from shax.primitives.bitwise import *  # noqa: F403
 from shax.primitives.call import *  # noqa: F403
+from shax.primitives.checkpoint_name import *  # noqa: F403
 from shax.primitives.concatenate import *  # noqa: F403
 from shax.primitives.cond import *  # noqa: F403
 from shax.primitives.constant import *  # noqa: F403 - each family module lists its primitives in __all__
@@ -57,7 +59,7 @@ __all__ += (
 )
 __all__ += convert.__all__ + gather.__all__ + reduce.__all__ + rev.__all__ + shape.__all__ + sort.__all__
 __all__ += custom.__all__
-__all__ += stop_gradient.__all__ + debug.__all__
+__all__ += stop_gradient.__all__ + debug.__all__ + checkpoint_name.__all__
 __all__ += loops.__all__
 __all__ += cond_family.__all__
 __all__ += linalg.__all__

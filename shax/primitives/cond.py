@@ -169,9 +169,10 @@ def _cond_linearize(
         return PrimalAndTangent(value, Zero(out.type))
     differentiated = wrt(prim.branches[0])
     dx = [materialized(tangents[1 + k]) for k in differentiated]
+    index = residual(primals[0])  # crossing before the activations, in operand order (as `unzip` reads them)
     acts = [residual(a) for a in forward[n:]]
     linear = Cond(d.linear, prim.output, len(differentiated))
-    return PrimalAndTangent(value, apply(linear, residual(primals[0]), *dx, *acts))
+    return PrimalAndTangent(value, apply(linear, index, *dx, *acts))
 
 
 # a linear cond is linear only in operands whose zeros the transpose rule fills in

@@ -47,10 +47,10 @@ from shax.well_typed import mark_well_typed
 @collector_paused()
 def linearize(defn: Definition, wrt: Sequence[int] | None = None) -> LinearizedDefinition:
     check_well_formed("linearize", defn)
-    wrt = _checked_wrt(defn, range(len(defn.arg_types)) if wrt is None else wrt)
+    wrt = checked_wrt(defn, range(len(defn.arg_types)) if wrt is None else wrt)
     tangent_types = [defn.arg_types[k] for k in wrt]
     with new_trace(defn.arg_types) as primal, new_trace(tangent_types) as linear:
-        cross = _Crossing(primal, linear)
+        cross = Crossing(primal, linear)
         # argument index -> its tangent: a linear argument, or a zero for a constant
         arg_tangents: list[Tangent] = [Zero(t) for t in defn.arg_types]
         for position, k in enumerate(wrt):
@@ -63,7 +63,7 @@ def linearize(defn: Definition, wrt: Sequence[int] | None = None) -> LinearizedD
                 value, tangent = primal.args[binding.prim.index], arg_tangents[binding.prim.index]
             else:
                 operands = [values[a.id] for a in binding.args]
-                value, tangent = _linearize_binding(cross, binding, operands, [tangents[a.id] for a in binding.args])
+                value, tangent = linearize_binding(cross, binding, operands, [tangents[a.id] for a in binding.args])
             values[binding.var.id], tangents[binding.var.id] = value, tangent
 
         with linearizing(cross):
@@ -72,18 +72,69 @@ def linearize(defn: Definition, wrt: Sequence[int] | None = None) -> LinearizedD
         output_tangents = [
             cross.zeros(t.type) if isinstance(t, Zero) else t for t in (tangents[v.id] for v in defn.outputs)
         ]
-    num_tangents = len(wrt)
+        order = first_uses(linear, output_tangents)
+    return split(
+        defn.name, defn.arg_types, tangent_types, outputs, output_tangents, linear.captured, order, primal.effects
+    )
+
+
+def first_uses(linear: Trace, outputs: Sequence[Tracer]) -> list[int]:
+    """The argument indices of the values `linear` captured that `outputs` are computed
+    from, in the order the trace first used them (its nodes in the order rules recorded
+    them, operands left to right): the residuals' order, the same in `linearize` and in
+    `unzip`, which reads them off the JVP program in that order."""
+    needed = reachable(outputs)
+    order: dict[int, None] = {}
+    first = len(linear.args)
+    for node in linear.table.values():
+        if id(node) in needed:
+            for a in node.args:
+                if isinstance(a.prim, Arg) and a.prim.index >= first and a.trace is linear:
+                    order.setdefault(a.prim.index)
+    for o in outputs:  # a residual returned as it is (not linear: check_linear names it)
+        if isinstance(o.prim, Arg) and o.prim.index >= first and o.trace is linear:
+            order.setdefault(o.prim.index)
+    return list(order)
+
+
+def reachable(outputs: Sequence[Tracer]) -> set[int]:
+    """The ids of the nodes `outputs` are computed from (and of `outputs`)."""
+    found = {id(o) for o in outputs}
+    stack = list(outputs)
+    while stack:
+        for operand in stack.pop().args:
+            if id(operand) not in found:
+                found.add(id(operand))
+                stack.append(operand)
+    return found
+
+
+def split(
+    name: str,
+    arg_types: Sequence[TensorType],
+    tangent_types: Sequence[TensorType],
+    outputs: Sequence[Tracer],
+    output_tangents: Sequence[Tracer],
+    captured: Sequence[Tracer],
+    order: Sequence[int],
+    effects: Sequence[Tracer] = (),
+) -> LinearizedDefinition:
+    """The primal program computing `outputs` (then the residuals) and running `effects`
+    (the primal trace's, in order), and the linear one computing `output_tangents` from the
+    tangents (then the residuals): the values of a linear trace that `captured` these primal
+    values, those used in `order` (argument indices)."""
+    num_tangents = len(tangent_types)
     builder = Builder()
     linear_outputs = recover_sharing(builder, output_tangents, typed=True)
-    bindings, used = _drop_unused_residuals(builder.bindings, num_tangents)
-    residuals = [linear.captured[k - num_tangents] for k in used]
+    bindings = _renumbered(builder.bindings, num_tangents, order)
+    residuals = [captured[k - num_tangents] for k in order]
     linear_defn = Definition(
-        "d" + defn.name,
+        "d" + name,
         (*tangent_types, *(r.type for r in residuals)),
         tuple(bindings),
         tuple(Var(v.id) for v in linear_outputs),
     )
-    primal_defn = definition_of(defn.name, defn.arg_types, [*outputs, *residuals], primal.effects)
+    primal_defn = definition_of(name, arg_types, [*outputs, *residuals], effects)
     linear_defn = residuals_marked(linear_defn, primal_defn, num_tangents, len(outputs))
     # Typed by the type rules as the traces recorded them, like definition_of's.
     return LinearizedDefinition(primal_defn, mark_well_typed(linear_defn), len(residuals))
@@ -116,7 +167,7 @@ def definition_of(
     return mark_well_typed(builder.build(name, arg_types, [Var(v.id) for v in output_vars]))
 
 
-def _checked_wrt(defn: Definition, wrt: Any) -> tuple[int, ...]:
+def checked_wrt(defn: Definition, wrt: Any) -> tuple[int, ...]:
     """`wrt` as a tuple of distinct indices of float arguments, or an error at the caller's line."""
     if isinstance(wrt, (str, bytes)) or not isinstance(wrt, Sequence):
         message = f"linearize: wrt must be a list of argument indices, got {type(wrt).__name__} {wrt!r}"
@@ -134,8 +185,8 @@ def _checked_wrt(defn: Definition, wrt: Any) -> tuple[int, ...]:
     return tuple(int(k) for k in wrt)
 
 
-def _linearize_binding(
-    cross: _Crossing, binding: Binding, operands: list[Tracer], operand_tangents: list[Tangent]
+def linearize_binding(
+    cross: Crossing, binding: Binding, operands: list[Tracer], operand_tangents: list[Tangent]
 ) -> tuple[Tracer, Tangent]:
     """The value of `binding` (not an argument) in the primal trace, and its tangent."""
     primal, linear = cross.primal, cross.linear
@@ -165,7 +216,7 @@ def _linearize_binding(
     return value, tangent
 
 
-class _Crossing:
+class Crossing:
     """The linearization under way (`shax.rules.linearize.Linearization`): a primal value
     becomes an argument of the linear program (once, however often it is used), a
     constant is copied into it instead; a zero tangent becomes zeros in it."""
@@ -198,20 +249,18 @@ def zeros_in(trace: Trace, t: TensorType) -> Tracer:
     return zero if t.shape == () else emit(trace, Broadcast((), t.shape), (zero,))
 
 
-def _drop_unused_residuals(bindings: Sequence[Binding], num_tangents: int) -> tuple[list[Binding], list[int]]:
-    """The bindings with residual arguments renumbered to leave out the unused ones, and
-    the argument indices of the used residuals (in order)."""
-    used = sorted({b.prim.index for b in bindings if isinstance(b.prim, Arg) and b.prim.index >= num_tangents})
-    if used == list(range(num_tangents, num_tangents + len(used))):  # none unused: nothing to renumber
-        return list(bindings), used
-    renumber = {k: num_tangents + position for position, k in enumerate(used)}
-    renumbered = [
+def _renumbered(bindings: Sequence[Binding], num_tangents: int, order: Sequence[int]) -> list[Binding]:
+    """The bindings with the residual arguments in `order` renumbered to follow the
+    tangents in that order (the unused ones left out)."""
+    if list(order) == list(range(num_tangents, num_tangents + len(order))):  # nothing to renumber
+        return list(bindings)
+    renumber = {k: num_tangents + position for position, k in enumerate(order)}
+    return [
         Binding(b.var, Arg(renumber[b.prim.index]), b.args, b.source, b.origin)
         if isinstance(b.prim, Arg) and b.prim.index in renumber
         else b
         for b in bindings
     ]
-    return renumbered, used
 
 
 def evaluate_linearized(

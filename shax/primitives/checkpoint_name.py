@@ -1,0 +1,91 @@
+"""checkpoint_name: x itself, named for a checkpoint policy (JAX's
+`jax.ad_checkpoint.checkpoint_name`). `shax.checkpoint_policies.save_only_these_names`
+saves the values so named and recomputes the others. It is the identity in evaluation,
+batching, compiled code and its transpose; linear, so its tangent is named too. No pass
+removes it: the name must reach linearize."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import attrs
+import numpy as np
+
+from shax.errors import ShaxTypeError, at
+from shax.location import current_source
+from shax.primitive import Linearity, Primitive
+from shax.rules.batch import batch_rule, unary_batch
+from shax.rules.codegen import Operand, Site, codegen_rule
+from shax.rules.evaluate import eval_rule
+from shax.rules.transpose import Linear, transpose_rule
+from shax.rules.types import type_rule
+from shax.types import TensorType
+
+if TYPE_CHECKING:
+    from shax.tracer import Tracer
+
+__all__ = ["CheckpointName"]
+
+
+def checkpoint_name(x: Any, name: str) -> Any:
+    """`x`, named `name` for a checkpoint policy: on a tracer, a `checkpoint_name` binding."""
+    from shax.tracer import Tracer, apply
+
+    if not isinstance(name, str):
+        message = f"checkpoint_name: the name must be a string, got {type(name).__name__} {name!r:.60}"
+        raise at(ShaxTypeError(message), current_source())
+    if isinstance(x, Tracer):
+        return apply(CheckpointName(name), x)
+    if not isinstance(x, (np.ndarray, np.generic, int, float)):
+        message = f"checkpoint_name: expected an array or a number to name, got {type(x).__name__} {x!r:.60}"
+        raise at(ShaxTypeError(message), current_source())
+    return x
+
+
+@attrs.frozen
+class CheckpointName(Primitive):
+    """x, named `label` (`name` is the printed primitive's)."""
+
+    name: ClassVar[str] = "checkpoint_name"  # no typeclass function: `apply` records it
+    # d name(x) = name(dx)
+    linearity: ClassVar[tuple[Linearity, ...]] = (Linearity.LINEAR,)
+    shape_only: ClassVar[bool] = True  # no flops: the identity
+    label: str = attrs.field(validator=attrs.validators.instance_of(str))
+
+    def apply(self, *operands: Any) -> Any:
+        (x,) = operands
+        return checkpoint_name(x, self.label)
+
+
+@type_rule(CheckpointName)
+def _checkpoint_name_type(prim: CheckpointName, operands: Sequence[TensorType]) -> TensorType:
+    (x,) = operands
+    return x
+
+
+# checkpoint_name: x itself on values; recorded on tracers
+@eval_rule(CheckpointName)
+def _checkpoint_name_eval(prim: CheckpointName, operands: Sequence[Any]) -> Any:
+    return prim.apply(*operands)
+
+
+# checkpoint_name: x itself
+@codegen_rule(CheckpointName)
+def _checkpoint_name_codegen(prim: CheckpointName, site: Site, operands: Sequence[Operand]) -> str:
+    (x,) = operands
+    return str(x)
+
+
+# checkpoint_name: elementwise, the batch axis stays put
+@batch_rule(CheckpointName)
+def _checkpoint_name_batch(
+    prim: CheckpointName, operands: Sequence[Tracer], dims: Sequence[int | None]
+) -> tuple[Tracer, int | None]:
+    return unary_batch(prim, operands, dims)
+
+
+# (name dx)ᵀ ct = ct
+@transpose_rule(CheckpointName)
+def _checkpoint_name_transpose(prim: CheckpointName, ct: Tracer, operands: Sequence[Linear]) -> tuple[Tracer]:
+    return (ct,)

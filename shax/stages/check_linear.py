@@ -1,0 +1,113 @@
+"""check_linear: a linear program -> nothing, or a ShaxTypeError naming the binding that is
+not linear in the tangents (the linear types of "You Only Linearize Once", checked
+structurally, without running anything).
+
+    dmedium(tangents, residuals) -> output tangents
+
+Each value of the program is one of
+    linear:  it depends on the tangent inputs;
+    zero:    a constant zero, or a linear operation on zeros;
+    a value: it depends only on residuals and constants (a recomputed activation).
+The program is linear in its tangents when every binding with a linear operand is linear
+in it: the operand sits at a LINEAR position whose companions are linear or zero (no
+residual added to a tangent: that is affine), or at a BILINEAR position whose other
+factors are not linear (at most one tangent factor in a product); never at a NONLINEAR
+or NON_DIFFERENTIABLE one. Every returned value is linear or zero. A call of a linear
+callee is checked inside too, once per callee; an operation holding definitions of no
+declared linearity (custom_vjp's bwd, called) is linear by its user's contract. The error names the binding, the rule or
+pass that emitted it (its `origin`) and the user's line. One pass: linear time.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from shax.errors import ShaxError, ShaxTypeError, at
+from shax.ir import Binding, Definition, LinearizedDefinition
+from shax.location import current_source
+from shax.primitive import Arg, Linearity
+from shax.primitives import Call, Constant
+from shax.printing import show_binding
+from shax.validation import check_well_formed, expect_definition, expect_linearized
+
+
+class _Kind(enum.Enum):
+    LINEAR = "linear"
+    ZERO = "zero"
+    VALUE = "value"
+
+
+def check_linear(defn: Definition | LinearizedDefinition, num_linear: int | None = None) -> None:
+    """Nothing if `defn` is linear in its first `num_linear` arguments (a
+    LinearizedDefinition: its linear part, in the arguments before the residuals; a
+    Definition: all of them by default); else a ShaxTypeError naming the binding."""
+    if isinstance(defn, LinearizedDefinition):
+        expect_linearized("check_linear", defn)
+        linear = defn.linear
+        count = len(linear.arg_types) - defn.num_residuals if num_linear is None else num_linear
+    else:
+        linear = expect_definition("check_linear", defn)
+        count = len(linear.arg_types) if num_linear is None else num_linear
+    check_well_formed("check_linear", linear)
+    _check(linear, count, set())
+
+
+def _check(defn: Definition, num_linear: int, checked: set[tuple[int, int]]) -> None:
+    kind: dict[int, _Kind] = {}  # var id -> its kind
+    for b in defn.bindings:
+        kind[b.var.id] = _kind_of(defn, b, num_linear, kind)
+        if isinstance(b.prim, Call) and b.prim.linear and (id(b.prim.defn), b.prim.linear) not in checked:
+            checked.add((id(b.prim.defn), b.prim.linear))
+            _check(b.prim.defn, b.prim.linear, checked)
+    for v in defn.outputs:
+        if kind[v.id] is _Kind.VALUE:
+            message = f"returns x{v.id}, which does not depend on the tangents and is not zero (an affine map)"
+            raise at(ShaxTypeError(f"check_linear: {defn.name} is not linear: it {message}"), current_source())
+
+
+def _kind_of(defn: Definition, b: Binding, num_linear: int, kind: dict[int, _Kind]) -> _Kind:
+    """The kind of `b`'s value, or an error if `b` is not linear in its linear operands."""
+    prim = b.prim
+    if isinstance(prim, Arg):
+        return _Kind.LINEAR if prim.index < num_linear else _Kind.VALUE
+    if isinstance(prim, Constant):
+        return _Kind.VALUE if np.any(prim.value) else _Kind.ZERO
+    kinds = [kind[a.id] for a in b.args]
+    positions = prim.operand_linearity
+    if _Kind.LINEAR not in kinds:
+        linear = prim.linear_operands
+        zero = bool(linear) and all(
+            kinds[k] is _Kind.ZERO if k in linear else positions[k] is Linearity.NON_DIFFERENTIABLE
+            for k in range(len(kinds))
+        )
+        return _Kind.ZERO if zero else _Kind.VALUE
+    if prim.subdefinitions() and not prim.linear_operands:
+        return _Kind.LINEAR  # a user's derivative rule (custom_vjp's bwd), linear by its contract
+    for k, (a, operand) in enumerate(zip(b.args, kinds)):
+        if operand is _Kind.LINEAR and positions[k] not in (Linearity.LINEAR, Linearity.BILINEAR):
+            raise _fail(defn, b, f"applies {prim.name} to the tangent x{a.id} ({positions[k].value} operand {k})")
+    factors = [a for k, a in enumerate(b.args) if positions[k] is Linearity.BILINEAR and kinds[k] is _Kind.LINEAR]
+    if len(factors) > 1:
+        shown = " and ".join(f"x{a.id}" for a in factors)
+        raise _fail(defn, b, f"multiplies two tangents ({shown}): a product has at most one tangent factor")
+    if any(kinds[k] is _Kind.LINEAR for k in prim.linear_operands):
+        for k in prim.linear_operands:
+            if kinds[k] is _Kind.VALUE:
+                what = _what(defn, b.args[k].id, num_linear)
+                raise _fail(defn, b, f"adds {what}, which does not depend on the tangents, to a tangent (affine)")
+    return _Kind.LINEAR
+
+
+def _what(defn: Definition, var_id: int, num_linear: int) -> str:
+    for b in defn.bindings:
+        if b.var.id == var_id and isinstance(b.prim, Arg) and b.prim.index >= num_linear:
+            return f"the residual x{var_id}"
+    return f"x{var_id}"
+
+
+def _fail(defn: Definition, b: Binding, message: str) -> ShaxError:
+    rule = b.origin or "the user's code"
+    text = f"check_linear: {defn.name} is not linear: `{show_binding(b)}` (from {rule}) {message}"
+    return at(ShaxTypeError(text), b.source or current_source())
