@@ -3,6 +3,8 @@ where the value came from user code, the user's file and line."""
 
 from __future__ import annotations
 
+import re
+
 
 class ShaxError(Exception):
     """Base of every error shax raises on bad input."""
@@ -21,9 +23,13 @@ class ShaxAttributeError(ShaxError, AttributeError):
     an AttributeError, so `hasattr` and `getattr(x, name, default)` still work."""
 
 
+# A location `at` appended: a file:line, or the command line (not a message's "(at least ...)").
+_LOCATED = re.compile(r" \(at ([^()]+:\d+|the command line[^()]*)\)")
+
+
 def at(error: ShaxError, where: str | None) -> ShaxError:
     """The same error with the user's source location appended (once)."""
-    if where is None or " (at " in str(error):
+    if where is None or _LOCATED.search(str(error)):
         return error
     located = type(error)(f"{error} (at {where})")
     located.__dict__.update(error.__dict__)  # a subclass's fields (`TooLarge.problem`)

@@ -200,3 +200,12 @@ def test_a_message_names_a_class_with_its_article() -> None:
         passes.cse(3)  # type: ignore[arg-type]
     with pytest.raises(shax.ShaxTypeError, match=r"got an ellipsis"):
         shax.evaluate(stages.infer_types(shax.trace(lambda x: x, T)), ...)
+
+
+def test_a_message_saying_at_least_is_still_located() -> None:
+    """`at` appends the user's line once; "(at least two axes)" in a message is no location."""
+    error = shax.errors.at(shax.ShaxValueError("op: needs a matrix (at least two axes)"), "user.py:3")
+    assert str(error) == "op: needs a matrix (at least two axes) (at user.py:3)"
+    assert shax.errors.at(error, "other.py:4") is error
+    spaced = shax.errors.at(shax.ShaxValueError("op: bad"), "/my dir/user.py:5")
+    assert shax.errors.at(spaced, "other.py:4") is spaced
