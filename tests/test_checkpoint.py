@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import typeguard
 
 import shax
 from shax import checkpoint_policies as cp
@@ -143,6 +144,7 @@ def test_on_values_it_runs_the_function() -> None:
     np.testing.assert_array_equal(shax.checkpoint(layer)(X, WS[0]), np.tanh(X @ WS[0]))
 
 
+@typeguard.suppress_type_checks  # wrong types on purpose: shax's own checks answer
 def test_bad_policies_are_named_errors() -> None:
     with pytest.raises(shax.ShaxTypeError, match="checkpoint: policy must be a function"):
         shax.checkpoint(layer, policy="dots")  # type: ignore[arg-type]
