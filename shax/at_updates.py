@@ -10,7 +10,9 @@ values there with `scatter` (of repeats the last is kept: numpy's assignment, JA
 `multiply`, `min`, `max` combine repeats as JAX's scatter_mul / scatter_min / scatter_max:
 with constant positions, each element written gets one row, its own value then every
 value written to it, padded with the reduction's identity, and `reduce_prod` /
-`reduce_min` / `reduce_max` of the row is scattered back. Their derivatives are the
+`reduce_min` / `reduce_max` of the row is scattered back. Traced positions cannot be
+grouped while tracing: every element of x gets a row of all values, masked to the
+identity where written elsewhere (`_dense`, x.size × values elements). Their derivatives are the
 reductions': the product rule (JAX differentiates scatter_mul's updates only for unique
 indices), and ties of min/max sharing the cotangent equally (JAX's scatter_min/max).
 `divide` and `power` are JAX's: x divided by (to the power of) ones multiplied by the
@@ -87,21 +89,25 @@ class IndexUpdate:
 
     def apply(self, func: Any) -> Any:
         """JAX's: `func` applied to the elements `x[key]` reads, as many times as an
-        element is read (once per repeat), each round one scatter of the elements left."""
+        element is read (once per repeat): each round one scatter of the elements left
+        (with traced indices, a select of func of all of x where the count is not reached)."""
         x, positions, _ = self._flat(0)
         if not callable(func):
             raise _fail(f"x.at[...].apply needs a function, got {a_type(func)}")
-        unique, counts = np.unique(self._constant(positions, "x.at[...].apply"), return_counts=True)
         dtype = self._dtype()
-        for r in range(1, int(counts.max(initial=0)) + 1):
-            some = unique[counts >= r].astype(np.int32)
-            applied = func(tc.gather(x, some, 0, 0))
-            t = traced_type(applied)
-            if t is None and not isinstance(applied, np.ndarray) or tuple(tc.shape(applied)) != some.shape:
-                raise _fail(f"x.at[...].apply: func must map an array to one of its shape, it gave {a_type(applied)}")
-            if (t.dtype.numpy if t is not None else applied.dtype) != dtype:
-                applied = tc.convert_element_type(applied, dtype)
-            x = tc.scatter(x, some, applied, 0, 0)
+        if traced_type(positions) is not None:
+            n, m = math.prod(tc.shape(x)), math.prod(tc.shape(positions))
+            x = _lift(positions, x) if traced_type(x) is None else x
+            spots = _lift(positions, np.arange(n, dtype=np.int32)[:, None])
+            written = tc.eq(tc.broadcast_to(tc.reshape(positions, [1, m]), [n, m]), spots)
+            counts = tc.reduce_sum(tc.convert_element_type(written, np.int32), [1])
+            for r in range(1, m + 1):
+                x = tc.select(counts >= r, _applied(func, x, dtype), x)
+        else:
+            unique, counts = np.unique(np.asarray(positions), return_counts=True)
+            for r in range(1, int(counts.max(initial=0)) + 1):
+                some = unique[counts >= r].astype(np.int32)
+                x = tc.scatter(x, some, _applied(func, tc.gather(x, some, 0, 0), dtype), 0, 0)
         return self._like_x(tc.reshape(x, list(tc.shape(self.x))))
 
     def _combine(self, reduce: Any, identity: Any, values: Any) -> Any:
@@ -109,13 +115,16 @@ class IndexUpdate:
         written to it (repeats combine): one row per element written, x's element then
         its values, padded with `identity` (of the reduction), reduced along the row."""
         x, positions, values = self._flat(values)
-        pos = self._constant(positions, f"x.at[...].{reduce.__name__.removeprefix('reduce_')}")
-        unique, inverse, counts = np.unique(pos, return_inverse=True, return_counts=True)
-        if not unique.size:
-            return self._like_x(self.x)
         dtype = self._dtype()
         if isinstance(identity, str):
             identity = _extreme(dtype, identity == "largest")
+        if traced_type(positions) is not None:
+            flat = _dense(reduce, np.asarray(identity, dtype), x, positions, values)
+            return self._like_x(tc.reshape(flat, list(tc.shape(self.x))))
+        pos = np.asarray(positions)
+        unique, inverse, counts = np.unique(pos, return_inverse=True, return_counts=True)
+        if not unique.size:
+            return self._like_x(self.x)
         order = np.argsort(inverse, kind="stable")
         rank = np.arange(pos.size) - np.repeat(np.cumsum(counts) - counts, counts)
         table = np.full((unique.size, int(counts.max())), pos.size, np.int32)
@@ -128,11 +137,6 @@ class IndexUpdate:
         )
         written = tc.scatter(x, unique, reduce(rows, [1]), 0, 0)
         return self._like_x(tc.reshape(written, list(tc.shape(self.x))))
-
-    def _constant(self, positions: Any, op: str) -> np.ndarray:
-        if traced_type(positions) is not None:
-            raise failed(op, "needs constant indices (traced ones work with set, add and get)")
-        return np.asarray(positions)
 
     def _ones(self) -> Any:
         x_type = traced_type(self.x)
@@ -177,6 +181,34 @@ class IndexUpdate:
         if isinstance(result, np.ndarray) and isinstance(self.x, np.ndarray):
             return result.view(type(self.x))
         return result
+
+
+def _applied(func: Any, v: Any, dtype: np.dtype) -> Any:
+    """func(v), checked to be an array of v's shape, cast to x's dtype."""
+    out = func(v)
+    t = traced_type(out)
+    if t is None and not isinstance(out, np.ndarray) or tuple(tc.shape(out)) != tuple(tc.shape(v)):
+        raise _fail(f"x.at[...].apply: func must map an array to one of its shape, it gave {a_type(out)}")
+    return out if (t.dtype.numpy if t is not None else out.dtype) == dtype else tc.convert_element_type(out, dtype)
+
+
+def _dense(reduce: Any, identity: Any, x: Any, positions: Any, values: Any) -> Any:
+    """The flat x combined with values at traced positions: one row per element of x, its
+    value then every value, those written elsewhere masked to `identity` (a 0-d array of
+    x's dtype); x.size × values elements."""
+    n, m = math.prod(tc.shape(x)), math.prod(tc.shape(positions))
+    if not m:
+        return x
+
+    def lifted(value: Any) -> Any:
+        return value if traced_type(value) is not None else _lift(positions, np.asarray(value))
+
+    written = tc.eq(
+        tc.broadcast_to(tc.reshape(positions, [1, m]), [n, m]), lifted(np.arange(n, dtype=np.int32)[:, None])
+    )
+    pad = tc.broadcast_to(lifted(np.reshape(identity, (1, 1))), [n, m])
+    grid = tc.select(written, tc.broadcast_to(tc.reshape(lifted(values), [1, m]), [n, m]), pad)
+    return reduce(tc.concatenate(tc.reshape(lifted(x), [n, 1]), grid, 1), [1])
 
 
 def _extreme(dtype: np.dtype, largest: bool) -> Any:

@@ -130,9 +130,26 @@ def test_empty_key_leaves_x() -> None:
     np.testing.assert_array_equal(snp.asarray(X).at[np.array([], np.int32)].min(1.0), X)
 
 
-def test_traced_indices_are_an_error_naming_the_update() -> None:
-    with pytest.raises(ShaxError, match=r"x.at\[...\].min: needs constant indices"):
-        shax.jit(lambda x, i: x.at[i].min(0.0))(X, np.array([1, 2], np.int32))
+@pytest.mark.parametrize("name", NAMES)
+def test_traced_indices_match_jax_stored(name: str) -> None:
+    expected = np.asarray(STORED[name], np.float32)
+    result = shax.jit(lambda x, i, y: _update(name, x, y, i))(X, KEY.astype(np.int32), Y)
+    np.testing.assert_allclose(result, expected, rtol=1e-6)
+
+
+def test_traced_indices_apply_and_vmap_over_indices() -> None:
+    result = shax.jit(lambda x, i: x.at[i].apply(lambda v: v * 2 + 1))(X, KEY.astype(np.int32))
+    np.testing.assert_array_equal(result, [7.0, 2.0, 7.0, 4.0])  # JAX's
+    keys = np.array([[0, 0], [3, 1]], np.int32)
+    batched = shax.vmap(lambda i: snp.asarray(X).at[i].max(np.array([10.0, 0.5], np.float32)))(keys)
+    np.testing.assert_array_equal(batched, [[10.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 10.0]])
+
+
+def test_traced_indices_min_gradient_splits_ties_as_jax() -> None:
+    y = np.array([1.0, 5.0, -1.0], np.float32)
+    dx, dy = shax.grad(lambda x, i, y: (x.at[i].min(y) * X).sum(), argnums=(0, 2))(X, KEY.astype(np.int32), y)
+    np.testing.assert_array_equal(dx, [0.5, 2.0, 0.0, 4.0])  # JAX's
+    np.testing.assert_array_equal(dy, [0.5, 0.0, 3.0])
 
 
 def test_apply_needs_a_function() -> None:
