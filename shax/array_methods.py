@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
+from shax.at_updates import IndexUpdates
 from shax.errors import ShaxTypeError, ShaxValueError, at
-from shax.indexing import IndexUpdates, index
+from shax.indexing import index
 from shax.location import current_source
 from shax.types import describe
 

@@ -1,5 +1,5 @@
 """numpy's indexing for tracers (and numpy values, through the typeclass functions):
-`x[key]` and JAX's functional updates `x.at[key].set(v)`, `.add(v)`, `.get()`.
+`x[key]`, `take`'s indices (`indices_in`).
 
 Basic indexing (ints, slices, None, ...) is `slice` of the ranges kept, `rev` where a
 step is negative, a `gather` of every step-th element where a step is not ±1, and a
@@ -13,10 +13,7 @@ array was if the arrays (and ints, which then count as arrays) are adjacent in t
 else in front, as numpy puts them. Constant indices out of range are errors, as in numpy;
 traced ones count from the end if negative and are clamped into range beyond (JAX's rule).
 
-An update writes through the same reading: `positions = arange(x.size).reshape(x.shape)[key]`
-says which element of x each element of `x[key]` is, and `scatter` (`scatter_add`)
-writes the values there, in the flattened x. Of several values for one element the last
-is kept (numpy's assignment; JAX's `set`), `add` adds them all.
+The updates `x.at[key]` write through the same reading (`shax/at_updates.py`).
 """
 
 from __future__ import annotations
@@ -40,12 +37,13 @@ def failed(op: str, message: str, error: type[ShaxTypeError | ShaxValueError] = 
     return at(error(f"{op}: {message}"), current_source())
 
 
-def _traced_type(value: Any) -> TensorType | None:
+def traced_type(value: Any) -> TensorType | None:
+    """A tracer's type, None for anything else."""
     t = getattr(value, "type", None)
     return t if isinstance(t, TensorType) else None
 
 
-def _array(op: str, value: Any, dtype: Any = None) -> np.ndarray:
+def as_array(op: str, value: Any, dtype: Any = None) -> np.ndarray:
     """`value` as a numpy array (of `dtype`), or a ShaxError saying why it is none."""
     try:
         return np.asarray(value, dtype)
@@ -60,13 +58,13 @@ def _is_int(item: Any) -> bool:
 def _index_array(item: Any) -> tuple[str, Any]:
     """An array-like index item: ("mask", a constant boolean array) or ("array", integer
     indices), a tracer kept as it is."""
-    t = _traced_type(item)
+    t = traced_type(item)
     if t is not None:
         if t.dtype.is_float or t.dtype.name == "bool":
             what = "a boolean mask has a data-dependent shape; use where(mask, x, 0)" if not t.dtype.is_float else ""
             raise _fail(f"a traced {t} cannot index: {what or 'indices must be integers'}")
         return ("array", item)
-    array = _array("indexing", item)
+    array = as_array("indexing", item)
     if array.dtype == np.bool_:
         if array.ndim == 0:
             raise _fail("a 0-d boolean index (numpy's new axis, kept or emptied) is not supported")
@@ -92,13 +90,13 @@ def indices_in(op: str, indices: Any, n: int, mode: str | None = None) -> Any:
     what wraps them for "wrap")."""
     if mode not in _MODES:
         raise failed(op, f"mode must be one of {_MODES}, got {mode!r}")
-    if _traced_type(indices) is not None:
+    if traced_type(indices) is not None:
         if indices.type.dtype.is_float or indices.type.dtype.name == "bool":
             raise failed(op, f"indices must be integers, got a traced {indices.type}", ShaxTypeError)
         if mode == "wrap":
             raise failed(op, "mode='wrap' needs constant indices (traced ones are clamped into range)")
         return tc.maximum(indices, 0) if mode == "clip" else indices
-    i = _array(op, indices)
+    i = as_array(op, indices)
     if i.dtype.kind not in "iu" and not (i.size == 0 and i.dtype.kind == "f"):
         raise failed(op, f"indices must be integers, got an array of {i.dtype}", ShaxTypeError)
     if mode == "clip":
@@ -119,7 +117,7 @@ def _parse(key: Any, shape: tuple[int, ...]) -> list[Any]:
             items.append(item)
         elif isinstance(item, (bool, np.bool_)):
             raise _fail("a boolean scalar as an index is not supported")
-        elif isinstance(item, (list, tuple, np.ndarray)) or _traced_type(item) is not None:
+        elif isinstance(item, (list, tuple, np.ndarray)) or traced_type(item) is not None:
             items.append(_index_array(item))
         else:
             raise _fail(f"cannot index with {a_type(item)} (ints, slices, None, ..., integer arrays)")
@@ -204,14 +202,14 @@ def index(x: Any, key: Any) -> Any:
 
 
 def _is_traced_slice(item: Any) -> bool:
-    return isinstance(item, slice) and any(_traced_type(b) is not None for b in (item.start, item.stop))
+    return isinstance(item, slice) and any(traced_type(b) is not None for b in (item.start, item.stop))
 
 
 def _width(item: slice) -> int:
     """k of a slice `i:i + k` whose start i is traced (k a constant int, written as i + k or k + i)."""
     start, stop = item.start, item.stop
     prim, args = getattr(stop, "prim", None), getattr(stop, "args", ())
-    if _traced_type(start) is None or item.step not in (None, 1) or type(prim).__name__ != "Add":
+    if traced_type(start) is None or item.step not in (None, 1) or type(prim).__name__ != "Add":
         raise _fail("a slice with a traced bound must be x[i:i + k], k a constant int (or use lax.dynamic_slice)")
     others = [a for a in args if a is not start]
     value = getattr(getattr(others[0], "prim", None), "value", None) if len(others) == 1 else None
@@ -344,7 +342,7 @@ def _flat_index(arrays: list[tuple[int, Any]], sizes: tuple[int, ...]) -> tuple[
     stride = 1
     for axis, a in reversed(arrays):
         n = sizes[axis]
-        if _traced_type(a) is None:
+        if traced_type(a) is None:
             a = indices_in("indexing", a, n) * np.int32(stride)
         elif len(arrays) > 1:
             a = _clamped(a, n) * stride
@@ -356,92 +354,9 @@ def _flat_index(arrays: list[tuple[int, Any]], sizes: tuple[int, ...]) -> tuple[
 
 def _clamped(i: Any, n: int) -> Any:
     """A traced index as gather reads it: negative ones from the end, clamped into [0, n)."""
-    t = _traced_type(i)
+    t = traced_type(i)
     assert t is not None
     if t.dtype.name != "i32":
         i = tc.convert_element_type(i, np.int32)
     i = tc.select(tc.lt(i, 0), i + n, i)
     return tc.minimum(tc.maximum(i, 0), n - 1)
-
-
-class IndexUpdates:
-    """`x.at`: indexed by a key, the functional updates of x there."""
-
-    __slots__ = ("x",)
-
-    def __init__(self, x: Any) -> None:
-        self.x = x
-
-    def __getitem__(self, key: Any) -> IndexUpdate:
-        return IndexUpdate(self.x, key)
-
-
-class IndexUpdate:
-    """`x.at[key]`, x a tracer or shax.numpy's Array (numpy values; an update runs the
-    same typeclass functions on them): `get()` is `x[key]`; `set(v)` and `add(v)` are new arrays, x with v
-        (broadcast to `x[key]`'s shape, cast to x's dtype as JAX casts it) written or added at
-        the elements `x[key]` reads."""
-
-    __slots__ = ("key", "x")
-
-    def __init__(self, x: Any, key: Any) -> None:
-        self.x, self.key = x, key
-
-    def get(self) -> Any:
-        return self._like_x(index(self.x, self.key))
-
-    def set(self, values: Any) -> Any:
-        return self._update(tc.scatter, values)
-
-    def add(self, values: Any) -> Any:
-        return self._update(tc.scatter_add, values)
-
-    def _update(self, write: Any, values: Any) -> Any:
-        shape = tuple(tc.shape(self.x))
-        x_size = math.prod(shape)
-        positions = index(np.arange(x_size, dtype=np.int32).reshape(shape), self.key)
-        target = tuple(tc.shape(positions))
-        x_type = _traced_type(self.x)
-        dtype = self.x.dtype if x_type is None else x_type.dtype.numpy
-        t = _traced_type(values)
-        if t is None:  # a constant: broadcast where it is used, not stored broadcast
-            values = _array("at", values, dtype)
-            if x_type is not None:
-                values = _lift(self.x, values)
-        elif t.dtype != dtype:
-            values = tc.convert_element_type(values, dtype)
-        own = tuple(tc.shape(values))
-        if len(own) > len(target) or any(m not in (1, n) for m, n in zip(own[::-1], target[::-1])):
-            raise _fail(f"cannot broadcast values of shape {own} to the indexed shape {target}", ShaxValueError)
-        flat = [math.prod(target)]
-        values = tc.reshape(tc.broadcast_to(values, target), flat)
-        written = write(tc.reshape(self.x, [x_size]), tc.reshape(positions, flat), values, 0, 0)
-        return self._like_x(tc.reshape(written, list(shape)))
-
-    def _like_x(self, result: Any) -> Any:
-        """A numpy result as x's own array class (shax.numpy's Array keeps its `.at`); a
-        tracer (x's, or the values' when they are traced) as it is."""
-        if isinstance(result, np.ndarray) and isinstance(self.x, np.ndarray):
-            return result.view(type(self.x))
-        return result
-
-
-def _missing_update(name: str) -> Any:
-    def update(self: IndexUpdate, *args: Any, **kwargs: Any) -> Any:
-        raise _fail(f"x.at[...].{name} is not in shax (yet): it has set, add and get")
-
-    update.__name__ = update.__qualname__ = name
-    return update
-
-
-# JAX's other updates: each needs a scatter of its own (repeated positions multiply, or
-# keep the least), which shax has not.
-for _name in ("apply", "divide", "max", "min", "multiply", "power"):
-    setattr(IndexUpdate, _name, _missing_update(_name))
-
-
-def _lift(x: Any, value: np.ndarray) -> Any:
-    """`value` as a constant of x's trace."""
-    from shax.tracer import lift  # on use: the tracer mixes in array methods, which import this module
-
-    return lift(x.trace, value, None, "at")

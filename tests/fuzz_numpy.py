@@ -292,6 +292,10 @@ METHOD_CALLS: dict[str, tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any
         for name in ("sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin")
     },
     "at": (lambda x, key, v: x.at[key].add(v), (A23, (slice(None), [0, 2]), 1.5), {}),
+    **{
+        f"at.{name}": (lambda x, key, v, name=name: getattr(x.at[key], name)(v), (A23, (slice(None), [0, 0]), 1.5), {})
+        for name in ("multiply", "divide", "power", "min", "max")
+    },
     **{name: (attribute(name), (A23,), {}) for name in ("real", "imag", "itemsize", "nbytes")},
     **{name: (method(name), (A23,), {}) for name in ("flatten", "ravel", "conj", "conjugate")},
     "squeeze": (method("squeeze"), (A23[:1],), {}),

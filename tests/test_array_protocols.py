@@ -352,13 +352,3 @@ def test_a_refused_ndarray_name_is_a_shax_error_naming_it(name: str) -> None:
     assert "test_array_protocols.py:" in str(raised.value)
     if args is None:  # an attribute: hasattr is False, as for any attribute a value lacks
         assert isinstance(raised.value, AttributeError)
-
-
-@pytest.mark.parametrize("name", ["multiply", "min", "max", "divide", "power", "apply"])
-def test_jaxs_other_updates_are_refused_by_name(name: str) -> None:
-    for x in (snp.asarray(X), None):
-        with pytest.raises(shax.ShaxTypeError, match=rf"indexing: x\.at\[\.\.\.\]\.{name} is not in shax"):
-            if x is None:
-                traced(lambda t: getattr(t.at[0], name)(2.0), X)
-            else:
-                getattr(x.at[0], name)(2.0)

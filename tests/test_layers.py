@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("shax.primitives", "shax.extend", "shax.checkpoint_policies"),
     ("shax.printing", "shax.builder"),
     ("shax.tracer", "shax.array_methods", "shax.array_protocols", "shax.array_methods_reductions", "shax.indexing",
+     "shax.at_updates",
      "shax.numpy_dispatch", "shax.checked_numpy", "shax.promotion",
      "shax.sharing", "shax.tracing", "shax.walker", "shax.evaluate", "shax.validation", "shax.rule_linearity",
      "shax.cost"),

@@ -15,8 +15,8 @@ from typing import Any, Literal
 import numpy as np
 
 import typeclasses as tc
+from shax.at_updates import IndexUpdates
 from shax.errors import ShaxTypeError, ShaxValueError, at
-from shax.indexing import IndexUpdates
 from shax.location import current_source
 from shax.numpy._arrays import _int, reshape, stack
 from shax.tracer import Tracer
