@@ -6,44 +6,29 @@ the consts alone as fixed consts (not broadcast along the loop), on numpy and on
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 import shax
-import shax.numpy as snp
 from shax.primitives import Scan
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+# B6's RNN and its gradient written by hand (a forward loop, then a backward loop)
+from benchmarks.b6_loops import rnn_hand as rnn_grads  # noqa: E402 - after the repository root is on the path
+from benchmarks.b6_loops import rnn_loss  # noqa: E402
 
 RNG = np.random.default_rng(35)
 W = RNG.standard_normal((4, 4)) * 0.5
 U = RNG.standard_normal((3, 4)) * 0.5
 XS = RNG.standard_normal((5, 3))
 H0 = RNG.standard_normal(4) * 0.1
-
-
-def rnn_loss(w: Any, u: Any, h0: Any, xs: Any) -> Any:
-    def step(h: Any, x: Any) -> tuple[Any, Any]:
-        h = snp.tanh(h @ w + x @ u)
-        return h, h
-
-    _, hs = shax.scan(step, h0, xs)
-    return snp.sum(hs * hs)
-
-
-def rnn_grads(w: np.ndarray, u: np.ndarray, h0: np.ndarray, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The gradient written by hand: a forward loop, then a backward loop."""
-    hs = np.empty((len(xs), len(h0)))
-    h = h0
-    for t in range(len(xs)):
-        h = hs[t] = np.tanh(h @ w + xs[t] @ u)
-    gw, gu, dh = np.zeros_like(w), np.zeros_like(u), np.zeros_like(h0)
-    for t in range(len(xs) - 1, -1, -1):
-        da = (dh + 2 * hs[t]) * (1 - hs[t] * hs[t])
-        gw += np.outer(hs[t - 1] if t else h0, da)
-        gu += np.outer(xs[t], da)
-        dh = w @ da
-    return gw, gu
 
 
 def function_source(source: str, name: str) -> str:
