@@ -27,8 +27,9 @@ _SHORT = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "u
 
 def all_values(defn: Definition, args: Sequence[Any]) -> dict[int, Any]:
     """var id -> its value, for every binding of `defn` run on `args`."""
-    every = Definition(defn.name, defn.arg_types, defn.bindings, tuple(b.var for b in defn.bindings))
-    return {b.var.id: value for b, value in zip(defn.bindings, evaluate(every, *args))}
+    results = tuple(v for b in defn.bindings for v in b.vars)
+    every = Definition(defn.name, defn.arg_types, defn.bindings, results)
+    return {v.id: value for v, value in zip(results, evaluate(every, *args))}
 
 
 def linearized_values(

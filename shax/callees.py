@@ -121,7 +121,7 @@ def _transposed(defn: Definition, linear: int) -> Definition:
     fixed = defn.arg_types[linear:]
     # The linear definition's residuals are its fixed arguments: a primal passing them on.
     bindings = tuple(Binding(Var(k, t), Arg(k), ()) for k, t in enumerate(fixed))
-    passing = mark_well_typed(Definition(defn.name, fixed, bindings, tuple(b.var for b in bindings)))
+    passing = mark_well_typed(Definition(defn.name, fixed, bindings, tuple(b.vars[0] for b in bindings)))
     return cleanup(transpose(LinearizedDefinition(passing, defn, len(fixed))).linear)
 
 

@@ -28,17 +28,12 @@ def flops(defn: Definition) -> int:
 
 def flops_by_primitive(defn: Definition) -> Counter[str]:
     """Primitive name -> the flops of `defn`'s bindings of it."""
-    types = {b.var.id: type_of(b.var) for b in defn.bindings}
-    counted: set[object] = set()  # the groups of multi-output operations counted already
+    types = {v.id: type_of(v) for b in defn.bindings for v in b.vars}
     total: Counter[str] = Counter()
     for b in defn.bindings:
-        if b.prim.multi_output:
-            group = (b.prim.group_key(), tuple(a.id for a in b.args))
-            if group in counted:
-                continue
-            counted.add(group)
+        out = tuple(types[v.id] for v in b.vars) if b.prim.multi_result else types[b.vars[0].id]
         # a primitive with no cost rule, written or derived, is "name: no cost rule for this primitive"
-        total[b.prim.name] += cost_rules[b.prim](b.prim, [types[a.id] for a in b.args], types[b.var.id])
+        total[b.prim.name] += cost_rules[b.prim](b.prim, [types[a.id] for a in b.args], out)
     return total
 
 
@@ -52,9 +47,10 @@ def peak_bytes(defn: Definition) -> int:
     freed: Counter[int] = Counter()  # binding index -> bytes whose last use it is
     for i, b in enumerate(defn.bindings):
         if not b.prim.structural:  # an argument, counted above
-            size = nbytes(type_of(b.var))
-            live += size
+            for var in b.vars:
+                size = nbytes(type_of(var))
+                live += size
+                freed[last_use.get(var.id, i)] += size
             peak = max(peak, live)
-            freed[last_use.get(b.var.id, i)] += size
         live -= freed.pop(i, 0)
     return peak

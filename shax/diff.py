@@ -118,9 +118,13 @@ def binding_keys(bindings: Sequence[Binding]) -> list[tuple[tuple[str, str], int
 
 
 def _contents(defn: Definition, keys: Sequence[Hashable], typed: bool) -> list[Hashable]:
-    key_of = {b.var.id: k for b, k in zip(defn.bindings, keys)}
+    key_of = {v.id: (k, j) for b, k in zip(defn.bindings, keys) for j, v in enumerate(b.vars)}
     return [
-        (show_primitive(b.prim), str(b.var.type) if typed else None, tuple(key_of.get(a.id) for a in b.args))
+        (
+            show_primitive(b.prim),
+            tuple(str(v.type) for v in b.vars) if typed else None,
+            tuple(key_of.get(a.id) for a in b.args),
+        )
         for b in defn.bindings
     ]
 

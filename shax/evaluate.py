@@ -13,7 +13,7 @@ numpy methods directly (`shax.rules.evaluate.numpy_rules`), without a check per 
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, a_type, at
 from shax.ir import Binding, Definition
 from shax.jax_arrays import from_jax
 from shax.location import current_source
-from shax.primitive import Arg, MultiOutput
+from shax.primitive import Arg
 from shax.rules.evaluate import eval_rules, numpy_rules
 from shax.tracer import Tracer
 from shax.types import INTEGERS, TensorType, fits
@@ -48,21 +48,16 @@ def evaluate(defn: Definition, *args: Any) -> list[Any]:
     records = any(type(v) is Tracer for v in values)
     rules = eval_rules if records else numpy_rules
     env: dict[int, Any] = {}  # var id -> its value
-    # A multi-output operation runs once: (group key, operand var ids) -> all its outputs
-    groups: dict[tuple[Any, ...], list[Any]] = {}
 
     def run(binding: Binding) -> None:
         prim = binding.prim
         if isinstance(prim, Arg):
-            env[binding.var.id] = values[prim.index]
-        elif prim.multi_output:
-            group = (prim.group_key(), *(a.id for a in binding.args))
-            outputs = groups.get(group)
-            if outputs is None:
-                outputs = groups[group] = rules[prim](prim, [env[a.id] for a in binding.args])
-            env[binding.var.id] = outputs[cast(MultiOutput, prim).output]
+            env[binding.vars[0].id] = values[prim.index]
+        elif prim.multi_result:  # every result of the operation, from one run of it
+            results = rules[prim](prim, [env[a.id] for a in binding.args])
+            env.update(zip([v.id for v in binding.vars], results, strict=True))
         else:
-            env[binding.var.id] = rules[prim](prim, [env[a.id] for a in binding.args])
+            env[binding.vars[0].id] = rules[prim](prim, [env[a.id] for a in binding.args])
 
     for_each_binding("evaluate", defn.bindings, run, foreign_errors=True, records=records, rules=False)
     return [env[v.id] for v in defn.outputs]

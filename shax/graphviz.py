@@ -98,8 +98,10 @@ def graph(name: str, parts: Sequence[Part]) -> str:
     firsts: list[str] = []  # the first node of each part, to place the parts left to right in order
     edges: list[str] = []
     residual_sources: list[str] = []  # the node ids of the latest primal part's residual outputs
+    # cluster -> var id -> the node of the binding defining it (named by its first var)
+    nodes = [_nodes(k, defn) for k, (defn, _, _) in enumerate(order)]
     for k, (defn, kind, drawing) in enumerate(order):
-        node = lambda var_id, k=k: f"d{k}_x{var_id}"  # noqa: E731
+        node = nodes[k].__getitem__
         r_out = drawing.residual_outputs if drawing else 0
         r_args = drawing.residual_args if drawing else 0
         residual_vars = {v.id for v in defn.outputs[len(defn.outputs) - r_out :]} if r_out else set()
@@ -108,39 +110,48 @@ def graph(name: str, parts: Sequence[Part]) -> str:
         lines.append(f"  subgraph cluster_{k} {{")
         title = f"def {names.get(id(defn), defn.name)}" + (f" ({kind})" if drawing and len(parts) > 1 else "")
         lines.append(f"    label={_quote(title)};")
-        for b in defn.bindings:
+        for i, b in enumerate(defn.bindings):
+            here = nodes[k][b.vars[0].id] if b.vars else f"d{k}_e{i}"
             saved = b.prim.index - first_residual_arg if isinstance(b.prim, Arg) else -1  # which residual
             if r_args and saved >= 0:
                 origin = "residual"
                 if saved < len(residual_sources):  # not laid out by: it would pull the programs together
-                    edges.append(f"  {residual_sources[saved]} -> {node(b.var.id)} [style=dashed, constraint=false];")
-            elif b.var.id in residual_vars:
+                    edges.append(f"  {residual_sources[saved]} -> {here} [style=dashed, constraint=false];")
+            elif any(v.id in residual_vars for v in b.vars):
                 origin = "residual"
             else:
                 origin = "argument" if b.prim.structural else kind
-            border = ", peripheries=2" if b.var.id in outputs else ""
+            border = ", peripheries=2" if any(v.id in outputs for v in b.vars) else ""
             label = _quote(show_binding(b, names))
-            lines.append(f'    {node(b.var.id)} [label={label}, fillcolor="{COLOURS[origin]}"{border}];')
-            edges += [f"  {node(a.id)} -> {node(b.var.id)};" for a in b.args]
-            if isinstance(b.prim, Call):
+            lines.append(f'    {here} [label={label}, fillcolor="{COLOURS[origin]}"{border}];')
+            edges += [f"  {node(a.id)} -> {here};" for a in dict.fromkeys(b.args)]
+            if isinstance(b.prim, Call):  # from each callee output the call defines
                 cluster = drawn[id(b.prim.defn)]
-                source = b.prim.defn.outputs[b.prim.output].id
-                edges.append(f"  d{cluster}_x{source} -> {node(b.var.id)} [style=dashed];")
+                sources = dict.fromkeys(nodes[cluster][v.id] for v in b.prim.defn.outputs)
+                edges += [f"  {source} -> {here} [style=dashed];" for source in sources]
             else:  # a cond's branches, a loop's body: from the cluster to the operation running it
                 for body in b.prim.subdefinitions():
                     cluster = drawn[id(body)]
-                    source = body.outputs[0].id if body.outputs else body.bindings[-1].var.id
+                    source = (
+                        nodes[cluster][body.outputs[0].id] if body.outputs else f"d{cluster}_e{len(body.bindings) - 1}"
+                    )
                     link = f"[style=dotted, ltail=cluster_{cluster}, label=runs]"
-                    edges.append(f"  d{cluster}_x{source} -> {node(b.var.id)} {link};")
+                    edges.append(f"  {source} -> {here} {link};")
         lines.append("  }")
         if drawing is not None and defn.bindings:
-            firsts.append(node(defn.bindings[0].var.id))
+            first = defn.bindings[0]
+            firsts.append(nodes[k][first.vars[0].id] if first.vars else f"d{k}_e0")
         if r_out:
             residual_sources = [node(v.id) for v in defn.outputs[len(defn.outputs) - r_out :]]
     if len(firsts) > 1:  # forward left of backward: the parts' first nodes on one rank, in order
         lines.append(f"  {{rank=same; {'; '.join(firsts)};}}")
         edges.append(f"  {' -> '.join(firsts)} [style=invis];")
     return "\n".join([*lines, *edges, "}"]) + "\n"
+
+
+def _nodes(k: int, defn: Definition) -> dict[int, str]:
+    """var id -> the node of the binding of cluster `k` defining it, named by the binding's first var."""
+    return {v.id: f"d{k}_x{b.vars[0].id}" for b in defn.bindings for v in b.vars}
 
 
 def _legend(kinds: Sequence[str]) -> str:
@@ -156,7 +167,7 @@ def _quote(text: str) -> str:
 
 
 SVG_LIMIT = 150  # nodes beyond which `shax explain --svg` refuses: dot's layout took minutes at 100 to 200
-_NODE = re.compile(r"\s+d\d+_x\d+ \[label=")
+_NODE = re.compile(r"\s+d\d+_[xe]\d+ \[label=")
 
 
 def nodes_of(dot: str) -> int:

@@ -102,9 +102,10 @@ class Table:
     ) -> int:
         if (id(defn), name) in self.shown:
             return self.shown[(id(defn), name)]
-        roots = {b.var.id: _root(b, {}) for b in saved.bindings} if saved is not None else {}
+        roots = {v.id: _root(b, {}) for b in saved.bindings for v in b.vars} if saved is not None else {}
         rows = []
-        for b, ((_, _), rank) in zip(defn.bindings, binding_keys(defn.bindings)):
+        several: dict[str, list[list[int]]] = {}  # row -> [var, its type] per result, for several results
+        for j, (b, ((_, _), rank)) in enumerate(zip(defn.bindings, binding_keys(defn.bindings))):
             provenance = self.string(show_provenance(b, saved_names))
             root = _root(b, roots, self.linear_roots)
             if b.origin is not None and b.origin.startswith("linearize rule of "):
@@ -113,22 +114,34 @@ class Table:
                 (self.string(show_primitive(b.prim, names)), self.string(b.prim.name)), len(self.ops)
             )
             family = self.families.setdefault((b.source, root), len(self.families))
-            kind = -1 if b.var.type is None else self.string(str(b.var.type))
-            rows.append([b.var.id, kind, op, provenance, rank, family, *(b.var.id - a.id for a in b.args)])
+            kinds = [-1 if v.type is None else self.string(str(v.type)) for v in b.vars]
+            first = b.vars[0].id if b.vars else 0
+            if len(b.vars) != 1:
+                several[str(j)] = [[v.id, t] for v, t in zip(b.vars, kinds)]
+            rows.append(
+                [first, kinds[0] if kinds else -1, op, provenance, rank, family, *(first - a.id for a in b.args)]
+            )
         entry: dict[str, object] = {
             "n": self.string(name),
             "a": [self.string(str(t)) for t in defn.arg_types],
             "b": rows,
             "o": [v.id for v in defn.outputs],
         }
+        if several:
+            entry["m"] = several
         if var_names:
             entry["v"] = {str(v): self.string(n) for v, n in var_names.items()}
         if values:
-            entry["x"] = [self.string(summary(values[b.var.id])) if b.var.id in values else -1 for b in defn.bindings]
+            entry["x"] = [self._values(b, values) for b in defn.bindings]
         self.bindings += len(rows)
         self.shown[(id(defn), name)] = len(self.defns)
         self.defns.append(entry)
         return len(self.defns) - 1
+
+    def _values(self, b: Binding, values: Mapping[int, Any]) -> int:
+        """The string of `b`'s value (its results', `; ` between), or -1 if it has none."""
+        shown = [summary(values[v.id]) for v in b.vars if v.id in values]
+        return self.string("; ".join(shown)) if shown and len(shown) == len(b.vars) else -1
 
     def script(self) -> str:
         """The table as JSON in a script element (`</` escaped, so no string ends it)."""

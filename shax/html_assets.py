@@ -66,7 +66,9 @@ body[data-jp-theme-light="false"] .shax { --fg: var(--jp-content-font-color1, #e
 FAMILY_LIMIT = 24
 
 # A binding row: [var, type, op, provenance, rank, family, ...var - operand]; an op is
-# [its text, its primitive's name]; all strings are indices into `s`.
+# [its text, its primitive's name]; all strings are indices into `s`. A binding of several
+# results (or none) has its [var, type] pairs in its definition's `m`, by row; its row's
+# var is its first (operands are counted from it).
 SCRIPT = """
 (function () {
   const root = document.currentScript.parentElement;
@@ -93,7 +95,7 @@ SCRIPT = """
     if (d.uses) return d.uses;
     d.uses = new Map(); d.vars = new Map();
     d.b.forEach(function (r, j) {
-      d.vars.set(r[0], d.start + j);
+      for (const v of defined(d, r, j)) d.vars.set(v[0], d.start + j);
       for (let a = 6; a < r.length; a++) {
         const v = r[0] - r[a];
         if (!d.uses.has(v)) d.uses.set(v, []);
@@ -103,6 +105,13 @@ SCRIPT = """
     return d.uses;
   }
   const name = (d, v) => (d.v && d.v[v] !== undefined ? S[d.v[v]] : "x" + v);
+  // [var, type] per result of row r, the j-th of d
+  const defined = (d, r, j) => (d.m && d.m[j] ? d.m[j] : [[r[0], r[1]]]);
+  function lhs(d, r, j, html) {  // `x5 :: f32[]`, or `(x5 :: f32[], x6 :: f32[2])`
+    const vs = defined(d, r, j);
+    const shown = vs.map(v => (html ? esc(name(d, v[0])) + typed(v[1]) : name(d, v[0])));
+    return vs.length === 1 ? shown[0] : "(" + shown.join(", ") + ")";
+  }
   function typed(t) {
     if (t < 0) return "";
     const text = S[t];
@@ -117,8 +126,8 @@ SCRIPT = """
       for (let a = 6; a < r.length; a++) operands.push(name(d, r[0] - r[a]));
       const op = [S[OPS[r[2]][0]], ...operands].join(" ");
       const prov = data.provenance ? '  <span class="prov">-- ' + esc(S[r[3]]) + "</span>" : "";
-      lines.push((j ? "      " : "  let ") + '<span class="b" data-i="' + (d.start + j) + '">' + esc(name(d, r[0]))
-        + typed(r[1]) + " = " + esc(op) + "</span>" + prov);
+      lines.push((j ? "      " : "  let ") + '<span class="b" data-i="' + (d.start + j) + '">' + lhs(d, r, j, true)
+        + " = " + esc(op) + "</span>" + prov);
     });
     lines.push("  in [" + d.o.map(v => esc(name(d, v))).join(", ") + "]");
     // Blocks of CHUNK lines, each drawn only when scrolled near (content-visibility): a click
@@ -151,7 +160,7 @@ SCRIPT = """
     for (const j of byKey.get(key(r))) mark(j, "same");
     const vars = (uses(d), d.vars);
     for (let a = 6; a < r.length; a++) if (vars.has(r[0] - r[a])) mark(vars.get(r[0] - r[a]), "arg");
-    for (const j of d.uses.get(r[0]) || []) mark(j, "use");
+    for (const v of defined(d, r, i - d.start)) for (const j of d.uses.get(v[0]) || []) mark(j, "use");
     for (const [j, cs] of lit) for (const e of elements.get(j) || []) e.classList.remove(...cs);
     if (selectedSpan) selectedSpan.classList.remove("selected");
     for (const [j, cs] of next) for (const e of elements.get(j) || []) e.classList.add(...cs);
@@ -161,7 +170,7 @@ SCRIPT = """
     const operands = [];
     for (let a = 6; a < r.length; a++) operands.push(name(d, r[0] - r[a]));
     const lit_line = family.length <= LIMIT ? family.length + "" : family.length + " (too many to light)";
-    if (status) status.textContent = [name(d, r[0]), "=", S[OPS[r[2]][0]], ...operands].join(" ")
+    if (status) status.textContent = [lhs(d, r, i - d.start, false), "=", S[OPS[r[2]][0]], ...operands].join(" ")
       + "  -- " + S[r[3]] + "; " + byKey.get(key(r)).length + " with its provenance, "
       + lit_line + " from its line's rule" + (d.x && d.x[i - d.start] >= 0 ? "; value " + S[d.x[i - d.start]] : "");
   }

@@ -8,7 +8,7 @@ def medium(arg0 :: f32[6], arg1 :: f32[2, 2]) =
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -37,17 +37,34 @@ def type_of(var: Var) -> TensorType:
     return var.type
 
 
+def _as_vars(value: Any) -> tuple[Any, ...]:
+    """A binding's vars as a tuple: one Var given is one result (anything else but a list
+    is kept as one, for validation to name)."""
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
 @attrs.frozen(repr=False)
 class Binding:
-    """`var = prim args`; `source` is the user's file:line that wrote the operation, and
-    `origin` what emitted it: None for the user's own code (tracing), else a stage's rule
-    (`linearize rule of sin`), a pass (`materialize_broadcasts`) or what a residual saves."""
+    """`var = prim args`, or `(x5, x6) = prim args` for an operation with several results
+    (a call of a definition returning two values, a loop, a cond): one binding defines
+    every result of one operation, as a jaxpr equation has several outvars. `vars` are
+    the results in order (a single Var given is one result); `source` is the user's
+    file:line that wrote the operation, and `origin` what emitted it: None for the user's
+    own code (tracing), else a stage's rule (`linearize rule of sin`), a pass
+    (`materialize_broadcasts`) or what a residual saves."""
 
-    var: Var
+    vars: tuple[Var, ...] = attrs.field(converter=_as_vars)
     prim: Primitive
     args: tuple[Var, ...]
     source: str | None = attrs.field(default=None, eq=False)
     origin: str | None = attrs.field(default=None, eq=False)
+
+    @property
+    def var(self) -> Var:
+        """The one var a single-result binding defines."""
+        if len(self.vars) != 1:
+            raise ShaxTypeError(f"{self.prim.name} defines {len(self.vars)} vars, not one: read binding.vars")
+        return self.vars[0]
 
     def __repr__(self) -> str:
         from shax.printing import show_binding
@@ -75,22 +92,28 @@ class Definition:
         found: list[Var | None] = [None] * len(self.arg_types)
         for b in self.bindings:
             if isinstance(b.prim, Arg) and found[b.prim.index] is None:
-                found[b.prim.index] = b.var
+                found[b.prim.index] = b.vars[0]
         return tuple(found)
 
     @property
     def is_typed(self) -> bool:
-        return all(b.var.type is not None for b in self.bindings)
+        return all(v.type is not None for b in self.bindings for v in b.vars)
+
+    def bound_vars(self) -> dict[int, Var]:
+        """var id -> the var as its binding defines it (with its type, once typed)."""
+        return {v.id: v for b in self.bindings for v in b.vars}
 
     def output_types(self) -> tuple[TensorType, ...]:
         """The types of the returned vars (the definition must be typed)."""
-        bound = {b.var.id: b.var for b in self.bindings}
+        bound = self.bound_vars()
         return tuple(type_of(bound[v.id]) for v in self.outputs)
 
     def with_output_types(self) -> Definition:
         """The same definition with its returned vars annotated (`in [x5 :: f32[]]`)."""
-        types = {b.var.id: b.var.type for b in self.bindings}
-        return attrs.evolve(self, outputs=tuple(Var(v.id, types.get(v.id)) for v in self.outputs))
+        bound = self.bound_vars()
+        return attrs.evolve(
+            self, outputs=tuple(Var(v.id, bound[v.id].type if v.id in bound else None) for v in self.outputs)
+        )
 
     def __str__(self) -> str:
         from shax.printing import show_definition

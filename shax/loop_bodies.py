@@ -63,7 +63,7 @@ def _scan_derivative(body: Definition, num_consts: int, num_carry: int) -> ScanD
     varying: set[int] = set()
     for b in d.primal.bindings:
         if isinstance(b.prim, Arg) and b.prim.index >= num_consts or any(a.id in varying for a in b.args):
-            varying.add(b.var.id)
+            varying.update(v.id for v in b.vars)
     n = len(outputs)
     acts = d.primal.outputs[n:]
     stacked = [n + k for k, v in enumerate(acts) if v.id in varying]  # output positions of the stacked activations

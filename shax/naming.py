@@ -89,23 +89,30 @@ def names_in(
     bindings named in `names`, each the only copy in `defn`, its first `primal_args`
     argument bindings (those that are the traced function's arguments), and its residual
     arguments saving a named value of `primal`."""
-    by_operation: dict[Any, str] = {}
+    by_operation: dict[Any, str] = {}  # (operation, which result) -> its name
     for b in traced.bindings:
-        if b.var.id in names and not isinstance(b.prim, Arg):
-            by_operation[_operation(b)] = names[b.var.id]
-    args = {b.prim.index: names[b.var.id] for b in traced.bindings if isinstance(b.prim, Arg) and b.var.id in names}
+        if not isinstance(b.prim, Arg):
+            for k, var in enumerate(b.vars):
+                if var.id in names:
+                    by_operation[_operation(b), k] = names[var.id]
+    args = {
+        b.prim.index: names[b.vars[0].id] for b in traced.bindings if isinstance(b.prim, Arg) and b.vars[0].id in names
+    }
     primal_names = names_in(primal, traced, names, primal_args=len(primal.arg_types)) if primal is not None else {}
     found: dict[int, str] = {}
     for b in defn.bindings:
         if isinstance(b.prim, Arg):
+            var = b.vars[0]
             if b.prim.index < primal_args and b.prim.index in args:
-                found[b.var.id] = args[b.prim.index]
+                found[var.id] = args[b.prim.index]
             saved = _SAVES.match(b.origin or "")
             if saved and int(saved.group(1)) in primal_names:
-                found[b.var.id] = primal_names[int(saved.group(1))]
-        elif b.origin is None and _operation(b) in by_operation:
-            found[b.var.id] = by_operation[_operation(b)]
-    return _unambiguous(found, max((b.var.id for b in defn.bindings), default=-1) + 1)
+                found[var.id] = primal_names[int(saved.group(1))]
+        elif b.origin is None:
+            for k, var in enumerate(b.vars):
+                if (_operation(b), k) in by_operation:
+                    found[var.id] = by_operation[_operation(b), k]
+    return _unambiguous(found, max((v.id for b in defn.bindings for v in b.vars), default=-1) + 1)
 
 
 def _operation(b: Binding) -> Any:

@@ -22,7 +22,7 @@ import enum
 import operator
 from collections.abc import Callable, Sequence
 from inspect import getattr_static
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 import numpy as np
@@ -74,11 +74,12 @@ class Primitive:
     same_type_is_identity: ClassVar[bool] = False
     # Arithmetic on numbers: a boolean operand beside a number is 0 and 1 of its dtype (the tracer casts it).
     booleans_as_numbers: ClassVar[bool] = False
-    # One output of an operation with several (a call): each output is a binding of its own,
-    # reading the same operands, and `group_key()` and `output` say which operation and which
-    # output it is. Evaluation, codegen and transpose run the operation once for the bindings
-    # of one group (same group key, same operand vars); their rules take and give all outputs.
-    multi_output: ClassVar[bool] = False
+    # An operation with several results (a call, a loop, a cond, eigh): one binding defines
+    # them all (`Binding.vars`), and every rule takes or gives one entry per result: its type
+    # rule a tuple of types, its evaluation rule a list of values, its linearize rule a list
+    # of tangents, its transpose rule a list of cotangents, its batch rule a list of values
+    # and one of axes, its codegen rule an expression giving a list.
+    multi_result: ClassVar[bool] = False
     # Its number of operands and their linearity are per operation (fields), not per class.
     variadic: ClassVar[bool] = False
     # Cost traits (`shax.rules.cost`): one flop per result element; only moves data (no flops).
@@ -138,16 +139,17 @@ class Primitive:
         """What identifies this operation for hash-consing and CSE."""
         return self
 
-    def group_key(self) -> Any:
-        """A multi-output operation's identity, apart from which output a binding reads."""
-        raise NotImplementedError(f"{self.name} has one output")
-
     def forwarded(self, args: Sequence[Var], out: TensorType) -> int | None:
         """The position of the operand this operation passes on unchanged, if any
         (forward_identities), given its operand vars and result type."""
         if self.same_type_is_identity and args[0].type == out:
             return 0
         return None
+
+    def forwarded_results(self) -> tuple[int | None, ...]:
+        """For an operation of several results: per result, the position of the operand
+        it passes on unchanged, if any (forward_identities); () when none does."""
+        return ()
 
     def subdefinitions(self) -> tuple[Definition, ...]:
         """The definitions this operation holds (a call's callee; a loop's body, a branch;
@@ -176,17 +178,6 @@ class Primitive:
         """An error naming this primitive and its operand types."""
         operands = ", ".join(map(str, operand_types))
         return error(f"{self.name}: {message}" + (f" (operands: {operands})" if operand_types else ""))
-
-
-class MultiOutput(Protocol):
-    """What a `multi_output` primitive has besides a primitive's: which output of how many."""
-
-    output: int
-
-    @property
-    def num_outputs(self) -> int: ...
-
-    def group_key(self) -> Any: ...
 
 
 # primitive class -> the function reading its attrs fields, in order, as a tuple

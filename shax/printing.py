@@ -90,11 +90,9 @@ def show_array(value: np.ndarray | np.generic) -> str:
 
 def show_primitive(prim: Primitive, names: dict[int, str] | None = None) -> str:
     """The operation with its static parameters, e.g. `broadcast [1] [2,6]`; a call names
-    its callee (as `names`, by the callee's identity, says), and which output it reads
-    when there are several: `call linear`, `call linear[1]`."""
+    its callee (as `names`, by the callee's identity, says): `call linear`."""
     if isinstance(prim, Call):
-        name = (names or {}).get(prim.key, prim.defn.name)
-        return f"call {name}" if prim.num_outputs == 1 else f"call {name}[{prim.output}]"
+        return f"call {(names or {}).get(prim.key, prim.defn.name)}"
     if isinstance(prim, Arg):
         return f"arg{prim.index}"
     if isinstance(prim, (Scan, While, Cond, DebugPrint)):
@@ -129,10 +127,19 @@ def show_var(var: Var, var_names: Mapping[int, str] | None = None) -> str:
 def show_binding(
     binding: Binding, names: dict[int, str] | None = None, var_names: Mapping[int, str] | None = None
 ) -> str:
-    """`x5 = sin x4`; `names` names callees (by identity), `var_names` vars (by id)."""
+    """`x5 = sin x4`, or for an operation with several results `(x5, x6) = call f x4`
+    (typed: `(x5 :: f32[8], x6 :: f32[]) = ...`); `names` names callees (by identity),
+    `var_names` vars (by id)."""
     shown = (lambda a: var_names.get(a.id, f"x{a.id}")) if var_names else (lambda a: f"x{a.id}")
     operation = [show_primitive(binding.prim, names), *map(shown, binding.args)]
-    return f"{show_var(binding.var, var_names)} = {' '.join(operation)}"
+    return f"{show_defined(binding, var_names)} = {' '.join(operation)}"
+
+
+def show_defined(binding: Binding, var_names: Mapping[int, str] | None = None) -> str:
+    """What `binding` defines: `x5 :: f32[2]`, or `(x5 :: f32[2], x6 :: f32[])` for several."""
+    if len(binding.vars) == 1:
+        return show_var(binding.vars[0], var_names)
+    return "(" + ", ".join(show_var(v, var_names) for v in binding.vars) + ")"
 
 
 def show_definition(

@@ -49,7 +49,7 @@ def _from_tangents(defn: Definition, tangents: Collection[int]) -> set[int]:
     found: set[int] = set()
     for b in defn.bindings:
         if isinstance(b.prim, Arg) and b.prim.index in tangents or any(a.id in found for a in b.args):
-            found.add(b.var.id)
+            found.update(v.id for v in b.vars)
     return found
 
 
@@ -59,7 +59,7 @@ def _zeros(defn: Definition) -> set[int]:
     found: set[int] = set()
     for b in defn.bindings:
         if _is_zero(b, found):
-            found.add(b.var.id)
+            found.update(v.id for v in b.vars)
     return found
 
 
@@ -85,5 +85,5 @@ def _nonlinear_step(rule: Definition, tangents: Collection[int]) -> str | None:
         if touched.count(Linearity.BILINEAR) > 1:
             return f"multiplies two tangents ({b.prim.name})"
         if isinstance(b.prim, Arg) and b.prim.index in tangents or any(a.id in computed for a in b.args):
-            computed.add(b.var.id)
+            computed.update(v.id for v in b.vars)
     return None

@@ -2,8 +2,10 @@
 
 Nodes are numbered in post-order from the outputs, operands left to right, each
 the first time it is reached: this reproduces the original's "After tracing"
-numbering. The walk is iterative and visits each node once, so a DAG with 2^60
-paths or 100,000 operations takes linear time and no recursion.
+numbering. The results of an operation with several (a call, a loop) are bound
+together, by one binding, when the first of them is reached, and numbered in order.
+The walk is iterative and visits each node once, so a DAG with 2^60 paths or 100,000
+operations takes linear time and no recursion.
 """
 
 from __future__ import annotations
@@ -43,5 +45,13 @@ def recover_sharing(
             else:  # every operand is bound
                 stack.pop()
                 args = tuple([var_of[id(a)] for a in node.args])
-                var_of[id(node)] = builder.emit(node.prim, args, node.type if typed else None, node.source, node.origin)
+                siblings = node.siblings
+                if siblings is None:
+                    var_of[id(node)] = builder.emit(
+                        node.prim, args, node.type if typed else None, node.source, node.origin
+                    )
+                else:  # every result of the operation, bound by one binding
+                    types = [s.type if typed else None for s in siblings]
+                    bound = builder.emit_results(node.prim, args, types, node.source, node.origin)
+                    var_of.update(zip(map(id, siblings), bound))
     return [var_of[id(o)] for o in outputs]

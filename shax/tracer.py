@@ -32,7 +32,7 @@ from shax.primitive import Arg, DerivedInstance, Primitive, from_user_args, prim
 from shax.primitives import Broadcast, Constant, ConvertElementType, Select
 from shax.primitives.constant import uniform_value
 from shax.promotion import PromotedOperators
-from shax.rules.types import result_type
+from shax.rules.types import result_type, result_types
 from shax.types import DType, TensorType, bool_, dtype_of_numpy, reference_dtype, weak_dtype
 
 
@@ -113,7 +113,7 @@ def tracing() -> bool:
 
 
 class Tracer(ArrayMethods, ArrayProtocols, ReductionMethods, PromotedOperators):
-    __slots__ = ("trace", "prim", "args", "type", "source", "origin")
+    __slots__ = ("trace", "prim", "args", "type", "source", "origin", "siblings")
 
     def __init__(
         self,
@@ -130,6 +130,9 @@ class Tracer(ArrayMethods, ArrayProtocols, ReductionMethods, PromotedOperators):
         self.type = type
         self.source = source
         self.origin = origin  # what recorded it (Binding.origin)
+        # A result of a `multi_result` operation: every result of it, in order, each a
+        # tracer of the same primitive on the same operands (one binding defines them all).
+        self.siblings: tuple[Tracer, ...] | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -204,6 +207,8 @@ def cons_key(prim: Primitive, args: tuple[Tracer, ...]) -> tuple[Any, ...]:
 
 def emit(trace: Trace, prim: Primitive, args: tuple[Tracer, ...]) -> Tracer:
     """The node for `prim` on `args`: an existing one (hash-consing) or a new, typed one."""
+    if prim.multi_result:
+        raise prim.fail(f"has several results: record it with emit_all (operands: {[a.type for a in args]})")
     key = (prim.cons_key(), *map(id, args))  # cons_key(prim, args), inline: every operation comes here
     found = trace.table.get(key)
     if found is not None:
@@ -217,6 +222,32 @@ def emit(trace: Trace, prim: Primitive, args: tuple[Tracer, ...]) -> Tracer:
     if prim.has_effect():
         trace.effects.append(node)
     return node
+
+
+def emit_all(trace: Trace, prim: Primitive, args: tuple[Tracer, ...]) -> list[Tracer]:
+    """The nodes of every result of `prim` on `args` (one for most primitives)."""
+    if not prim.multi_result:
+        return [emit(trace, prim, args)]
+    key = (prim.cons_key(), *map(id, args))
+    found = trace.table.get(key)
+    if found is not None:
+        return list(found.siblings or ())
+    source, origin = current_attribution()
+    try:
+        types = result_types(prim, *[a.type for a in args])
+    except ShaxError as error:
+        raise at(error, source) from None
+    results = tuple(Tracer(trace, prim, args, t, source, origin) for t in types)
+    for node in results:
+        node.siblings = results
+    # No result: a node standing for the operation (its siblings none), which only an
+    # effect needs, to be bound though nothing reads it.
+    node = results[0] if results else Tracer(trace, prim, args, TensorType(bool_, ()), source, origin)
+    node.siblings = node.siblings or ()
+    trace.table[key] = node
+    if prim.has_effect():
+        trace.effects.append(node)
+    return list(results)
 
 
 def _innermost_trace(operands: Sequence[Any]) -> tuple[Trace, bool]:
@@ -240,33 +271,42 @@ def _innermost_trace(operands: Sequence[Any]) -> tuple[Trace, bool]:
 def apply(prim: Primitive, *operands: Any) -> Tracer:
     """Record `prim` on operands that may mix tracers, numpy values and numbers."""
     trace, all_nodes = _innermost_trace(operands)
-    if all_nodes and trace.active:
-        args = operands
-    else:
-        try:
-            reference = _reference_dtype(operands)
-            args = tuple(lift(trace, o, reference, prim.name) for o in operands)
-        except ShaxError as error:  # a constant shax cannot type (an int64 array, 2**40 as i32)
-            raise at(named(error, prim.name), current_source()) from None
+    args = operands if all_nodes and trace.active else _lifted(trace, prim, operands)
     if prim.booleans_as_numbers:
         args = _booleans_as_numbers(trace, args)
     return emit(trace, prim, args)
 
 
-def apply_each(prims: Sequence[Primitive], *operands: Any) -> list[Tracer]:
-    """Record each of `prims`, the outputs of one multi-output operation, on the same
-    operands, lifted once: a large constant lifted per output would be a new node each
-    time, splitting the operation into several that each run (a loop run once per output)."""
-    if not prims:
-        return []
+def _lifted(trace: Trace, prim: Primitive, operands: Sequence[Any]) -> tuple[Tracer, ...]:
+    """The operands as nodes of `trace`, lifted once each."""
+    try:
+        reference = _reference_dtype(operands)
+        return tuple(lift(trace, o, reference, prim.name) for o in operands)
+    except ShaxError as error:  # a constant shax cannot type (an int64 array, 2**40 as i32)
+        raise at(named(error, prim.name), current_source()) from None
+
+
+def apply_all(prim: Primitive, *operands: Any) -> list[Tracer]:
+    """Record `prim`, an operation with several results, on operands that may mix
+    tracers, numpy values and numbers: its results (`apply`, for any number of them)."""
     trace, all_nodes = _innermost_trace(operands)
-    if not (all_nodes and trace.active):
-        try:
-            reference = _reference_dtype(operands)
-            operands = tuple(lift(trace, o, reference, prims[0].name) for o in operands)
-        except ShaxError as error:
-            raise at(named(error, prims[0].name), current_source()) from None
-    return [apply(prim, *operands) for prim in prims]
+    args = operands if all_nodes and trace.active else _lifted(trace, prim, operands)
+    return emit_all(trace, prim, args)
+
+
+def re_record(results: Sequence[Tracer], prim: Primitive, *operands: Any) -> list[Tracer]:
+    """Record `prim` on `operands`, an operation whose leading results stand for the same
+    values as `results` (the results of one operation, which user code may hold): those
+    tracers become its leading results, so that one operation computes them all."""
+    recorded = apply_all(prim, *operands)
+    if len(recorded) < len(results) or any(r.type != t.type for r, t in zip(results, recorded)):
+        raise prim.fail(f"its results {[t.type for t in recorded]} do not begin with {[r.type for r in results]}")
+    merged = (*results, *recorded[len(results) :])
+    first = recorded[0]
+    for node in merged:
+        node.prim, node.args, node.siblings = prim, first.args, merged
+    first.trace.table[cons_key(prim, first.args)] = merged[0]
+    return list(merged)
 
 
 def _booleans_as_numbers(trace: Trace, args: tuple[Any, ...]) -> tuple[Any, ...]:

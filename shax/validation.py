@@ -3,7 +3,7 @@
 
 - `check_parts`, `parts_checked`: a definition built of IR parts (Vars, Bindings,
   Primitives, TensorTypes), for hand-built ones: stages read those parts without looking;
-- `binding_type`: a binding's type from its operands' types, by its primitive's type rule;
+- `binding_types`: the types of a binding's results from its operands' types, by its primitive's type rule;
 - `check_types`: a typed definition whose every annotation agrees with the type rules
   (remembered, `shax.well_typed`, so a pipeline checks each definition once);
 - `check_runnable`: the same for a definition typed or not (what evaluation checks);
@@ -28,7 +28,7 @@ from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.location import current_source
 from shax.primitive import Arg, Primitive
-from shax.rules.types import result_type
+from shax.rules.types import result_types
 from shax.types import TensorType
 from shax.walker import fail, for_each_binding
 from shax.well_typed import is_well_typed, mark_well_typed
@@ -85,8 +85,9 @@ def _malformed(binding: Any) -> str | None:
     """What makes `binding` no binding of the IR, if anything."""
     if not isinstance(binding, Binding):
         return f"is {a_type(binding)}, not a Binding"
-    if not _is_var(binding.var):
-        return f"binds {binding.var!r}, not a Var (an int id, a TensorType or None)"
+    if not all(_is_var(v) for v in binding.vars):
+        shown = binding.vars[0] if len(binding.vars) == 1 else binding.vars
+        return f"binds {shown!r}, not a Var (an int id, a TensorType or None)"
     if not isinstance(binding.prim, Primitive):
         return f"applies {binding.prim!r}, which is not a Primitive"
     if not isinstance(binding.args, tuple) or not all(_is_var(a) for a in binding.args):
@@ -96,25 +97,38 @@ def _malformed(binding: Any) -> str | None:
     return None
 
 
-def binding_type(defn: Definition, binding: Binding, operands: tuple[TensorType | None, ...]) -> TensorType:
-    """The type of `binding` given its operands' types (None for an unbound operand).
+def binding_types(
+    defn: Definition, binding: Binding, operands: tuple[TensorType | None, ...]
+) -> tuple[TensorType, ...]:
+    """The types of `binding`'s results given its operands' types (None for an unbound
+    operand); as many as it binds vars, or an error.
 
     Callers pass the operand types, not their whole environment, so that checking the
     call (typeguard, in the tests) costs per operand, not per var of the definition."""
-    if type(binding.var.id) is not int:  # (its other parts are checked when they fail: `parts_checked`)
-        raise ShaxTypeError(f"binds a var numbered {binding.var.id!r}, not by an int")
+    for var in binding.vars:
+        if type(var.id) is not int:  # (its other parts are checked when they fail: `parts_checked`)
+            raise ShaxTypeError(f"binds a var numbered {var.id!r}, not by an int")
     prim = binding.prim
     if isinstance(prim, Arg):
         if not 0 <= prim.index < len(defn.arg_types):
             raise ShaxValueError(f"{defn.name} has {len(defn.arg_types)} argument(s)")
-        return defn.arg_types[prim.index]
+        types: tuple[TensorType, ...] = (defn.arg_types[prim.index],)
+    else:
+        types = _operation_types(binding, operands)
+    if len(types) != len(binding.vars):
+        raise ShaxTypeError(f"{prim.name} has {len(types)} result(s), but the binding defines {len(binding.vars)}")
+    return types
+
+
+def _operation_types(binding: Binding, operands: tuple[TensorType | None, ...]) -> tuple[TensorType, ...]:
+    prim = binding.prim
     types = [t for t in operands if t is not None]
     if len(types) < len(operands):
         unbound = [f"x{a.id}" for a, t in zip(binding.args, operands) if t is None]
         raise ShaxValueError(f"{', '.join(unbound)} used before being bound")
     if len(binding.args) != prim.arity:
         raise ShaxTypeError(f"{prim.name} takes {prim.arity} operand(s), got {len(binding.args)}")
-    return result_type(prim, *types)
+    return result_types(prim, *types)
 
 
 def check_types(defn: Definition, stage: str = "check_types") -> Definition:
@@ -143,14 +157,16 @@ def _check_types(stage: str, defn: Definition, annotated: bool) -> None:
     env: dict[int, TensorType] = {}  # var id -> its type
 
     def check(binding: Binding) -> None:
-        if binding.var.id in env:
-            raise ShaxValueError(f"x{binding.var.id} is bound twice")
-        t = binding_type(defn, binding, tuple([env.get(a.id) for a in binding.args]))
-        if binding.var.type is None and annotated:
-            raise ShaxTypeError(f"untyped binding (it has {t}); run shax.stages.infer_types first")
-        if binding.var.type != t and (annotated or binding.var.type is not None):
-            raise ShaxTypeError(f"annotated {binding.var.type!r}, but the rule gives {t}")
-        env[binding.var.id] = t
+        for var in binding.vars:
+            if var.id in env:
+                raise ShaxValueError(f"x{var.id} is bound twice")
+        types = binding_types(defn, binding, tuple([env.get(a.id) for a in binding.args]))
+        for var, t in zip(binding.vars, types):
+            if var.type is None and annotated:
+                raise ShaxTypeError(f"untyped binding (it has {t}); run shax.stages.infer_types first")
+            if var.type != t and (annotated or var.type is not None):
+                raise ShaxTypeError(f"annotated {var.type!r}, but the rule gives {t}")
+            env[var.id] = t
 
     with parts_checked(stage, defn):
         for_each_binding(stage, defn.bindings, check, records=False)
@@ -185,20 +201,21 @@ def _check_well_formed(stage: str, defn: Definition) -> None:
     check_parts(stage, defn)
     bound: dict[int, TensorType] = {}  # var id -> its type
     for binding in defn.bindings:
-        if binding.var.type is None:
+        if any(v.type is None for v in binding.vars):
             raise fail(stage, binding, "the definition is untyped; run shax.stages.infer_types first")
         unbound = [f"x{a.id}" for a in binding.args if a.id not in bound]
         if unbound:
             raise fail(stage, binding, f"{', '.join(unbound)} used before being bound", ShaxValueError)
-        if binding.var.id in bound:
-            raise fail(stage, binding, f"x{binding.var.id} is bound twice", ShaxValueError)
+        for var in binding.vars:
+            if var.id in bound:
+                raise fail(stage, binding, f"x{var.id} is bound twice", ShaxValueError)
         if isinstance(binding.prim, Arg) and not 0 <= binding.prim.index < len(defn.arg_types):
             raise fail(stage, binding, f"{defn.name} has {len(defn.arg_types)} argument(s)", ShaxValueError)
         # (a stage's rule is called with the operands: a wrong count would fail inside it)
         if len(binding.args) != binding.prim.arity:
             message = f"{binding.prim.name} takes {binding.prim.arity} operand(s), got {len(binding.args)}"
             raise fail(stage, binding, message)
-        bound[binding.var.id] = binding.var.type
+        bound.update((v.id, v.type) for v in binding.vars if v.type is not None)
     unbound = [f"x{v.id}" for v in defn.outputs if v.id not in bound]
     if unbound:
         raise ShaxValueError(f"{stage}: {defn.name} returns {', '.join(unbound)}, never bound")

@@ -35,7 +35,7 @@ import shax
 from shax import primitives as P
 from shax.ir import Definition
 from shax.rules.evaluate import eval_rules
-from shax.tracer import apply as apply_primitive
+from shax.tracer import apply_all
 from shax.types import DTYPES, INTEGERS, DType, TensorType, bool_, f32, f64, i32, i64, u8, u32
 from typeclasses import (
     abs,
@@ -247,7 +247,7 @@ class Spec:
     def operation(self, case: Case, dtype: DType) -> P.Primitive:
         """The primitive `case` applies at `dtype`: a variadic one's arity and linearity are its own."""
         defn = shax.trace(case.apply, *self.arg_types(case, dtype))
-        return next(b.prim for b in defn.bindings if b.var.id == defn.outputs[0].id)
+        return next(b.prim for b in defn.bindings if any(v.id == defn.outputs[0].id for v in b.vars))
 
 
 FLOATS = (f32, f64)
@@ -363,9 +363,9 @@ def _linear_sin_times(output: int) -> Callable[..., Any]:
         types = tuple(o.type if isinstance(o, shax.Tracer) else TensorType.of(o) for o in operands)
         out = TensorType(types[0].dtype, tuple(np.broadcast_shapes(*(t.shape for t in types))))
         bwd = _callee(lambda c, s, y, g0, g1: _sin_times_bwd((c, s, y), (g0, g1)), (*types[2:], out, out))
-        prim = P.CustomVJPLinear(bwd, "sin_times", (out, out), (0, 1), output)
+        prim = P.CustomVJPLinear(bwd, "sin_times", (out, out), (0, 1))
         if any(isinstance(o, shax.Tracer) for o in operands):
-            return apply_primitive(prim, *operands)
+            return apply_all(prim, *operands)[output]
         return eval_rules[prim](prim, operands)[output]
 
     apply.__name__ = f"custom_vjp_linear_{output}"

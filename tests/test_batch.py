@@ -328,7 +328,7 @@ def test_batching_an_untyped_definition() -> None:
 
 def test_a_definition_whose_annotations_lie() -> None:
     good = typed(sin, f32[2])
-    bindings = [b if isinstance(b.prim, P.Arg) else attrs.evolve(b, var=Var(b.var.id, f32[3])) for b in good.bindings]
+    bindings = [b if isinstance(b.prim, P.Arg) else attrs.evolve(b, vars=Var(b.var.id, f32[3])) for b in good.bindings]
     lying = attrs.evolve(good, bindings=tuple(bindings))
     with pytest.raises(shax.ShaxTypeError, match=r"batch: in `x1 :: f32\[3\] = sin x0`: the batching rule of sin gave"):
         batch(lying, [0], SIZE)

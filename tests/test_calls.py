@@ -160,10 +160,12 @@ def test_cse_merges_identical_calls() -> None:
     # Built by hand without hash-consing: two bindings of one call, which cse makes one.
     bindings = list(traced.bindings)
     k = next(i for i, b in enumerate(bindings) if isinstance(b.prim, P.Call))
-    twice = shax.Binding(shax.Var(len(bindings), bindings[k].var.type), bindings[k].prim, bindings[k].args)
+    fresh = 1 + max(v.id for b in bindings for v in b.vars)
+    again = tuple(shax.Var(fresh + j, v.type) for j, v in enumerate(bindings[k].vars))
+    twice = shax.Binding(again, bindings[k].prim, bindings[k].args)
     add = next(b for b in bindings if isinstance(b.prim, P.Add))
     bindings.insert(k + 1, twice)
-    bindings[bindings.index(add)] = shax.Binding(add.var, add.prim, (bindings[k].var, twice.var))
+    bindings[bindings.index(add)] = shax.Binding(add.var, add.prim, (bindings[k].vars[0], twice.vars[0]))
     unmerged = infer_types(Definition(traced.name, traced.arg_types, tuple(bindings), traced.outputs))
     assert len(calls_in(unmerged)) == 2
     assert len(calls_in(cse(unmerged))) == 1

@@ -71,7 +71,7 @@ def test_the_rule_not_the_function_is_differentiated() -> None:
         return f(x), 3.0 * dx
 
     np.testing.assert_allclose(shax.grad(total(f))(X), np.full(5, 3.0))
-    assert re.search(r"= custom_jvp f\w* f_jvp 0 x0", str(shax.xpr(total(f), X)))
+    assert re.search(r"= custom_jvp f\w* f_jvp x0", str(shax.xpr(total(f), X)))
     # The rule's definitions are called where it entered.
     assert "call dlog1pexp_jvpt" in str(shax.xpr(shax.grad(total(log1pexp)), X))
 

@@ -30,7 +30,7 @@ def test_popxl_linear_prints_the_graphs_and_the_main_program_calling_them() -> N
     y, grads_x, grads_w, grads_b = main(log=printed.append)
     text = "\n".join(printed)
     assert "def linear(" in text and "def dlineart(" in text
-    assert "call linear x0 x1 x2" in text and "call dlineart[2] x4 x0 x1" in text
+    assert "call linear x0 x1 x2" in text and "= call dlineart x4 x0 x1" in text
     assert (grads_b == 2).all()  # the bias's gradient: the seed of ones summed over the 2 rows
 
 

@@ -275,6 +275,8 @@ def test_the_cli_refuses_a_picture_graphviz_would_take_minutes_on(
         "    y = jnp.sin(x) * jnp.cos(x)\n"
         "    z = lax.cond(p > 0, lambda a: jnp.tanh(jnp.exp(a) * a + jnp.sin(a)),\n"
         "                 lambda a: jnp.cos(a) * jnp.log1p(a * a), y)\n"
+        "    z = lax.cond(p < 1, lambda a: jnp.sinh(jnp.exp(a) * a + jnp.cos(a)),\n"
+        "                 lambda a: jnp.sin(a) * jnp.log1p(a * a), z * y)\n"
         "    return jnp.sum(z * z)\n"
     )
     out = tmp_path / "branchy.svg"

@@ -266,7 +266,7 @@ def test_linearize_with_respect_to_some_arguments() -> None:
 
 def test_a_definition_whose_annotations_lie() -> None:
     good = infer_types(shax.trace(sin, f32[2]))
-    bindings = [b if isinstance(b.prim, Arg) else attrs.evolve(b, var=Var(b.var.id, f32[3])) for b in good.bindings]
+    bindings = [b if isinstance(b.prim, Arg) else attrs.evolve(b, vars=Var(b.var.id, f32[3])) for b in good.bindings]
     lying = attrs.evolve(good, bindings=tuple(bindings))
     with pytest.raises(shax.ShaxTypeError, match="linearize: in `x1 :: f32\\[3\\] = sin x0`: annotated f32\\[3\\]"):
         linearize(lying)

@@ -111,7 +111,8 @@ def prims(defn: Definition) -> list[type]:
 
 
 def is_numbered(defn: Definition) -> bool:
-    return [b.var.id for b in defn.bindings] == list(range(len(defn.bindings)))
+    ids = [v.id for b in defn.bindings for v in b.vars]
+    return ids == list(range(len(ids)))
 
 
 def typed_medium() -> Definition:

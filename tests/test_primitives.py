@@ -39,7 +39,7 @@ def rng_for(*labels: str) -> np.random.Generator:
 
 
 def output_binding(defn: Definition, k: int = 0) -> Binding:
-    return next(b for b in defn.bindings if b.var.id == defn.outputs[k].id)
+    return next(b for b in defn.bindings if any(v.id == defn.outputs[k].id for v in b.vars))
 
 
 def assert_matches(result: Any, expected: Any, declared: TensorType) -> None:

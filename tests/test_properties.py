@@ -62,13 +62,13 @@ def test_untyped_trace_evaluates_too(program: Program) -> None:
 @given(programs())
 def test_inferred_types_check(program: Program) -> None:
     defn = traced(program)
-    assert all(b.var.type is None for b in defn.bindings)
+    assert all(v.type is None for b in defn.bindings for v in b.vars)
     typed = infer_types(defn)
     assert typed.is_typed
     assert check_types(typed) is typed
     assert str(infer_types(typed)) == str(typed)
     assert typed.arg_types == program.arg_types
-    assert [(b.var.id, b.prim, b.args) for b in typed.bindings] == [(b.var.id, b.prim, b.args) for b in defn.bindings]
+    assert [(b.vars, b.prim, b.args) for b in typed.bindings] == [(b.vars, b.prim, b.args) for b in defn.bindings]
     arg_bindings = [b for b in typed.bindings if isinstance(b.prim, P.Arg)]
     assert all(b.var.type == program.arg_types[b.prim.index] for b in arg_bindings)
 
@@ -81,20 +81,22 @@ def test_tracing_is_deterministic(program: Program) -> None:
 @given(programs())
 def test_bindings_are_numbered_in_order_and_hash_consed(program: Program) -> None:
     defn = traced(program)
-    assert [b.var.id for b in defn.bindings] == list(range(len(defn.bindings)))
+    ids = [v.id for b in defn.bindings for v in b.vars]
+    assert ids == list(range(len(ids)))
     for binding in defn.bindings:
-        assert all(a.id < binding.var.id for a in binding.args)
+        assert all(a.id < binding.vars[0].id for a in binding.args)
     keys = [(b.prim.cons_key(), *(a.id for a in b.args)) for b in defn.bindings]
     assert len(set(keys)) == len(keys), "the same operation on the same operands was bound twice"
     # Every binding is reachable from the outputs: tracing emits no dead code.
     live = {v.id for v in defn.outputs}
     for binding in reversed(defn.bindings):
-        if binding.var.id in live:
+        if any(v.id in live for v in binding.vars):
+            live.update(v.id for v in binding.vars)
             live.update(a.id for a in binding.args)
-    assert live == {b.var.id for b in defn.bindings}
+    assert live == {v.id for b in defn.bindings for v in b.vars}
 
 
-BINDING_LINE = re.compile(r"^(  let |      )(x(\d+)( :: (\S+\[[^\]]*\]))? = .*)$")
+BINDING_LINE = re.compile(r"^(  let |      )(\(?x(\d+)( :: (\S+\[[^\]]*\]))?.* = .*)$")
 
 
 def check_printed(text: str, defn: Definition, names: dict[int, str]) -> None:
@@ -112,9 +114,10 @@ def check_printed(text: str, defn: Definition, names: dict[int, str]) -> None:
         match = BINDING_LINE.match(line)
         assert match is not None, line
         assert match.group(2) == show_binding(binding, names)
-        assert int(match.group(3)) == binding.var.id
+        assert int(match.group(3)) == binding.vars[0].id
+        assert match.group(2).startswith("(") == (len(binding.vars) != 1)  # several results: a tuple
         if defn.is_typed:
-            assert TensorType.parse(match.group(5)) == binding.var.type
+            assert TensorType.parse(match.group(5)) == binding.vars[0].type
     assert last == "  in [" + ", ".join(f"x{v.id}" for v in defn.outputs) + "]"
 
 

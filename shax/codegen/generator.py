@@ -32,14 +32,14 @@ import builtins
 import keyword
 import re
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import attrs
 import numpy as np
 
 from shax.codegen.chunks import Line, function_sources
 from shax.ir import Binding, Definition, Var, type_of
-from shax.primitive import Arg, MultiOutput
+from shax.primitive import Arg
 from shax.primitives import Broadcast
 from shax.printing import show_array
 from shax.rules.codegen import NAMESPACE, Elementwise, Memory, Operand, Site, codegen_rules, dtype_source, shape_source
@@ -77,7 +77,7 @@ class _Generator:
             self.namespace["argument"] = argument
         self.constants: list[str] = []  # header comments: `# c3 = fromList [] [1.0]`
         self.params: list[str] = []
-        self.types = {b.var.id: type_of(b.var) for b in defn.bindings}  # var id -> its type
+        self.types = {v.id: type_of(v) for b in defn.bindings for v in b.vars}  # var id -> its type
         self.end: dict[int, int] = {}
         self.live: list[bool] = []
         self.consumers: dict[int, list[int]] = {}
@@ -93,11 +93,8 @@ class _Generator:
         self.block_end: list[int] = []
         self.names: list[list[str]] = []
         self.dying: dict[int, list[int]] = {}  # binding index -> blocks whose end it may be
-        # A multi-output operation is one statement `g5 = ...` binding the list of its outputs,
-        # each output binding reading its element. (group key, operand var ids) -> that name,
-        # and -> the index of its last live binding (which deletes the name).
-        self.group_names: dict[tuple[Any, ...], str] = {}
-        self.group_last: dict[tuple[Any, ...], int] = {}
+        # The next number for what a binding of no result names (its statement, its constants).
+        self.spare = max(self.types, default=-1) + 1
 
     def generate(self) -> tuple[list[str], list[str], dict[str, Any], str]:
         self._liveness()
@@ -109,14 +106,16 @@ class _Generator:
 
         def emit(binding: Binding) -> None:
             i = next(positions)
-            if binding.prim.multi_output:
-                lines.extend(self._emit_output(i))
+            if binding.prim.multi_result:
+                lines.extend(self._emit_results(i))
             else:
                 line = self._emit(i, implicit)
                 if line is not None:
                     lines.append(line)
-            v = binding.var.id  # as the bindings after it read it, whatever its uses
-            self.operands[v] = Operand(self.expr[v], self.types[v], self.contiguous[v])
+            for var in binding.vars:  # as the bindings after it read them, whatever their uses
+                v = var.id
+                if v in self.expr:
+                    self.operands[v] = Operand(self.expr[v], self.types[v], self.contiguous[v])
 
         for_each_binding("codegen", [self.bindings[i] for i in live], emit, records=False)
         name = self._function_name()
@@ -133,29 +132,30 @@ class _Generator:
         self.live = [False] * n
         for i in range(n - 1, -1, -1):
             binding = self.bindings[i]
-            if binding.var.id not in self.end and binding.prim.has_effect():  # an effect runs, unread
-                self.end[binding.var.id] = i
-            if binding.var.id in self.end:
+            read = any(v.id in self.end for v in binding.vars)
+            if read or binding.prim.has_effect():  # an effect runs, unread
+                for v in binding.vars:
+                    self.end.setdefault(v.id, i)
                 self.live[i] = True
                 for a in binding.args:
                     self.end.setdefault(a.id, i)
                     self.consumers.setdefault(a.id, []).append(i)
-                if binding.prim.multi_output:
-                    self.group_last.setdefault(_group(binding), i)
 
     def _implicit_broadcasts(self) -> set[int]:
         """Broadcasts (to rank >= 1) that no output returns and that every consumer stretches
         itself: an elementwise ufunc (given `out=` if need be), or np.where beside an
         operand, not a broadcast, of the result's shape."""
         n = len(self.bindings)
-        broadcasts = {b.var.id for i, b in enumerate(self.bindings) if self.live[i] and isinstance(b.prim, Broadcast)}
+        broadcasts = {
+            b.vars[0].id for i, b in enumerate(self.bindings) if self.live[i] and isinstance(b.prim, Broadcast)
+        }
 
         def stretches(j: int, v: int) -> bool:
             binding = self.bindings[j]
             rule = codegen_rules[binding.prim]
             if not isinstance(rule, Elementwise):
                 return False
-            shape = self.types[binding.var.id].shape
+            shape = self.types[binding.vars[0].id].shape
             return rule.ufunc or any(a.id not in broadcasts and self.types[a.id].shape == shape for a in binding.args)
 
         return {
@@ -171,7 +171,7 @@ class _Generator:
         for i, binding in enumerate(self.bindings):
             if self.live[i] and isinstance(binding.prim, Arg) and binding.prim.index not in named:
                 named.add(binding.prim.index)
-                params[binding.prim.index] = f"x{binding.var.id}"
+                params[binding.prim.index] = f"x{binding.vars[0].id}"
         self.params = params
         return params
 
@@ -199,7 +199,7 @@ class _Generator:
 
     def _emit(self, i: int, implicit: set[int]) -> Line | None:
         binding = self.bindings[i]
-        v = binding.var.id
+        v = binding.vars[0].id
         if isinstance(binding.prim, Arg):
             self.expr[v], self.memory[v] = self.params[binding.prim.index], EXTERNAL
             self.of_argument.add(v)
@@ -228,34 +228,38 @@ class _Generator:
             self.names[self.memory[v]].append(name)
         return self._line(i, name, code, binding, reads)
 
-    def _emit_output(self, i: int) -> list[Line]:
-        """An output of a multi-output operation: the operation's statement at its first
-        binding, then the element this binding reads (never overwritten: an output may
-        be an operand, or share its memory)."""
+    def _emit_results(self, i: int) -> list[Line]:
+        """An operation of several results: its statement `g5 = ...` binding the list of
+        them, then `x5 = g5[0]` for each result read later (never overwritten: a result
+        may be an operand, or share its memory), the last deleting `g5`."""
         binding = self.bindings[i]
-        prim, v = binding.prim, binding.var.id
-        group = _group(binding)
+        prim = binding.prim
+        if binding.vars:
+            first = binding.vars[0].id
+        else:
+            first, self.spare = self.spare, self.spare + 1
+        name = f"g{first}"
         operands = [self.operands[a.id] for a in binding.args]
-        lines = []
-        name = self.group_names.get(group)
-        if name is None:
-            name = self.group_names[group] = f"g{v}"
-            site = Site(self.types[v], v)
-            code = codegen_rules[prim](prim, site, operands)
-            for constant, value in site.constants:
-                self.namespace[constant] = value
-                self.constants.append(f"# {constant} = {_show_constant(value)}")
-            reads = tuple(dict.fromkeys(o.expr for o in operands if o.expr not in self.namespace))
-            lines.append(Line(name, code, reads, ()))
-        self._record_memory(i, binding, Site(self.types[v], v), operands, alias=False)
-        self.expr[v] = f"x{v}"
-        if self.types[v].rank > 0:
-            self.names[self.memory[v]].append(f"x{v}")
-        line = self._line(i, f"x{v}", f"{name}[{cast(MultiOutput, prim).output}]", binding, [name])
-        assert line is not None, "a line that defines a name"
-        if self.group_last[group] == i:
-            line = attrs.evolve(line, dels=(*line.dels, name))
-        return [*lines, line]
+        site = Site(self.types[first] if binding.vars else TensorType(bool_, ()), first)
+        code = codegen_rules[prim](prim, site, operands)
+        for constant, value in site.constants:
+            self.namespace[constant] = value
+            self.constants.append(f"# {constant} = {_show_constant(value)}")
+        reads = tuple(dict.fromkeys(o.expr for o in operands if o.expr not in self.namespace))
+        lines = [Line(name, code, reads, ())]
+        for k, var in enumerate(binding.vars):
+            v = var.id
+            if self.end[v] == i:  # no later binding reads it
+                continue
+            self._record_memory(i, binding, Site(self.types[v], v), operands, alias=False, v=v)
+            self.expr[v] = f"x{v}"
+            if self.types[v].rank > 0:
+                self.names[self.memory[v]].append(f"x{v}")
+            line = self._line(i, f"x{v}", f"{name}[{k}]", binding, [name])
+            assert line is not None, "a line that defines a name"
+            lines.append(line)
+        lines[-1] = attrs.evolve(lines[-1], dels=(*lines[-1].dels, name))
+        return lines
 
     def _stretch(
         self, binding: Binding, operands: list[Operand], site: Site, implicit: set[int], reads: list[str]
@@ -263,7 +267,7 @@ class _Generator:
         """A ufunc with unstretched broadcasts among its operands, none other of the result's
         shape, is told that shape (`out=np.empty(...)`), where numpy would lay its result out
         C-contiguously; elsewhere it gets the broadcasts as evaluate makes them."""
-        args, shape = binding.args, self.types[binding.var.id].shape
+        args, shape = binding.args, self.types[binding.vars[0].id].shape
         for a in args:  # none of them is a broadcast left to numpy: the most common case
             if a.id in implicit:
                 break
@@ -285,7 +289,7 @@ class _Generator:
 
     def _reusable(self, i: int, binding: Binding, implicit: set[int]) -> str | None:
         """An operand the result may overwrite: see the module's contract."""
-        t = self.types[binding.var.id]
+        t = self.types[binding.vars[0].id]
         if not t.shape or not self._c_ordered(binding.args):
             return None
         for a in binding.args:
@@ -310,8 +314,12 @@ class _Generator:
                 return False
         return True
 
-    def _record_memory(self, i: int, binding: Binding, site: Site, operands: list[Operand], alias: bool) -> None:
-        v, end = binding.var.id, self.end[binding.var.id]
+    def _record_memory(
+        self, i: int, binding: Binding, site: Site, operands: list[Operand], alias: bool, v: int | None = None
+    ) -> None:
+        """The memory of `binding`'s result (its result `v`, for one of several)."""
+        v = binding.vars[0].id if v is None else v
+        end = self.end[v]
         if site.reused:
             reused = next(a.id for a in binding.args if self.expr[a.id] == site.reusable)
             self.memory[v], self.contiguous[v], self.writable[v] = self.memory[reused], True, True
@@ -357,10 +365,6 @@ class _Generator:
         while name in self.namespace or hasattr(builtins, name) or _GLOBAL_NAME.fullmatch(name):
             name += "_"
         return name
-
-
-def _group(binding: Binding) -> tuple[Any, ...]:
-    return (binding.prim.group_key(), *(a.id for a in binding.args))
 
 
 def _show_constant(value: Any) -> str:

@@ -298,7 +298,7 @@ def _scatter(prim: P.Scatter, operands: Sequence[Any], out: TensorType) -> Any:
 
 # call f x = f's function under jax.jit: one StableHLO function, which every call site calls
 @export_rule(P.Call)
-def _call(prim: P.Call, operands: Sequence[Any], out: TensorType) -> list[Any]:
+def _call(prim: P.Call, operands: Sequence[Any], out: Any) -> list[Any]:
     from shax.export.lowering import exported
 
     return list(exported("to_jax", prim.defn).jitted(*operands))
@@ -319,7 +319,7 @@ def _checkpoint_name(prim: P.CheckpointName, operands: Sequence[Any], out: Tenso
 # custom_jvp f rule x = f x (and custom_vjp's): the function, as a call of it; the rule
 # has entered the program already where shax differentiated it
 @export_rule(P.CustomJVP, P.CustomVJP)
-def _custom(prim: P.CustomJVP | P.CustomVJP, operands: Sequence[Any], out: TensorType) -> list[Any]:
+def _custom(prim: P.CustomJVP | P.CustomVJP, operands: Sequence[Any], out: Any) -> list[Any]:
     from shax.export.lowering import exported
 
     return list(exported("to_jax", prim.defn).jitted(*operands))
@@ -327,7 +327,7 @@ def _custom(prim: P.CustomJVP | P.CustomVJP, operands: Sequence[Any], out: Tenso
 
 # custom_vjp_linear bwd dx r = (bwd transposed)(dx, r)
 @export_rule(P.CustomVJPLinear)
-def _custom_vjp_linear(prim: P.CustomVJPLinear, operands: Sequence[Any], out: TensorType) -> list[Any]:
+def _custom_vjp_linear(prim: P.CustomVJPLinear, operands: Sequence[Any], out: Any) -> list[Any]:
     from shax.export.lowering import exported
     from shax.primitives.custom import forward_tangents
 
@@ -337,7 +337,7 @@ def _custom_vjp_linear(prim: P.CustomVJPLinear, operands: Sequence[Any], out: Te
 
 # scan: lax.scan of the body's function, the consts closed over
 @export_rule(P.Scan)
-def _scan(prim: P.Scan, operands: Sequence[Any], out: TensorType) -> list[Any]:
+def _scan(prim: P.Scan, operands: Sequence[Any], out: Any) -> list[Any]:
     from shax.export.lowering import exported
 
     body = exported("to_jax", prim.body).jitted
@@ -357,7 +357,7 @@ def _scan(prim: P.Scan, operands: Sequence[Any], out: TensorType) -> list[Any]:
 
 # while: lax.while_loop of the cond's and body's functions, the consts closed over
 @export_rule(P.While)
-def _while(prim: P.While, operands: Sequence[Any], out: TensorType) -> list[Any]:
+def _while(prim: P.While, operands: Sequence[Any], out: Any) -> list[Any]:
     from shax.export.lowering import exported
 
     cond, body = exported("to_jax", prim.cond).jitted, exported("to_jax", prim.body).jitted
@@ -368,7 +368,7 @@ def _while(prim: P.While, operands: Sequence[Any], out: TensorType) -> list[Any]
 
 # cond: lax.switch of the branches' functions (which clamps the index, as shax does)
 @export_rule(P.Cond)
-def _cond(prim: P.Cond, operands: Sequence[Any], out: TensorType) -> list[Any]:
+def _cond(prim: P.Cond, operands: Sequence[Any], out: Any) -> list[Any]:
     from shax.export.lowering import exported
 
     functions = [exported("to_jax", b).jitted for b in prim.branches]

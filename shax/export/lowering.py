@@ -1,6 +1,6 @@
 """`exported(defn)`: a typed Definition as a `JaxFunction`, the Python function of JAX
 values that runs each binding's export rule (`shax.export.lax_rules`), as `evaluate`
-runs its eval rules: one walk over the bindings, a multi-output operation run once.
+runs its eval rules: one walk over the bindings, each operation run once.
 
 64-bit programs: JAX's default (x64 off) turns f64 and i64 into f32 and i32, so a
 function whose program has a 64-bit type runs with x64 on (`jax.enable_x64`, the
@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import weakref
 from collections.abc import Iterator, Sequence
-from typing import Any, cast
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -32,7 +32,7 @@ from shax.export import debug_rules, lax_rules, lax_window_rules, linalg_rules  
 from shax.export.rules import export_rules
 from shax.ir import Binding, Definition, type_of
 from shax.location import current_source
-from shax.primitive import Arg, MultiOutput
+from shax.primitive import Arg
 from shax.types import TensorType, dtype_of_numpy, f64, fits, i64
 from shax.validation import check_types, expect_definition
 from shax.walker import for_each_binding
@@ -65,7 +65,7 @@ class JaxFunction:
         # id(callee) -> its function, held while this one lives
         self.callees = {id(callee): exported("to_jax", callee) for b in defn.bindings for callee in b.prim.runs()}
         # whether it, or a definition it calls, has a 64-bit value
-        self.wide: bool = any(type_of(b.var).dtype in WIDE for b in defn.bindings) or any(
+        self.wide: bool = any(type_of(v).dtype in WIDE for b in defn.bindings for v in b.vars) or any(
             c.wide for c in self.callees.values()
         )
 
@@ -90,22 +90,18 @@ class JaxFunction:
         defn = self.defn
         values = [argument(defn, k, t, a, x64_was_off) for k, (t, a) in enumerate(zip(defn.arg_types, args))]
         env: dict[int, Any] = {}  # var id -> its JAX value
-        groups: dict[tuple[Any, ...], list[Any]] = {}  # (group key, operand ids) -> a multi-output op's outputs
 
         def run(binding: Binding) -> None:
             prim = binding.prim
             if isinstance(prim, Arg):
-                env[binding.var.id] = values[prim.index]
+                env[binding.vars[0].id] = values[prim.index]
                 return
             operands = [env[a.id] for a in binding.args]
-            if prim.multi_output:
-                group = (prim.group_key(), *(a.id for a in binding.args))
-                outputs = groups.get(group)
-                if outputs is None:
-                    outputs = groups[group] = export_rules[prim](prim, operands, type_of(binding.var))
-                env[binding.var.id] = outputs[cast(MultiOutput, prim).output]
+            if prim.multi_result:  # every result, from one run of its rule
+                types = tuple(type_of(v) for v in binding.vars)
+                env.update(zip([v.id for v in binding.vars], export_rules[prim](prim, operands, types), strict=True))
             else:
-                env[binding.var.id] = export_rules[prim](prim, operands, type_of(binding.var))
+                env[binding.vars[0].id] = export_rules[prim](prim, operands, type_of(binding.vars[0]))
 
         for_each_binding("to_jax", defn.bindings, run, records=False)
         return [jnp.asarray(env[v.id]) for v in defn.outputs]

@@ -6,8 +6,8 @@ stages' tables (`shax.rules`):
 
 `operands` are JAX values (tracers under `jax.jit`, arrays otherwise; an argument may
 still be a numpy array) and `out` is the binding's result type, which the rules use to
-make shax's implicit numpy broadcasting explicit for lax. A multi-output primitive
-(`call`) returns all its outputs.
+make shax's implicit numpy broadcasting explicit for lax. A `multi_result` primitive
+(`call`) gets the tuple of its results' types and returns all its results.
 
 This module does not import jax: the rules themselves are registered in
 `shax.export.lax_rules`, which does, and is imported only when a program is exported.
@@ -20,11 +20,10 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from shax.rules.table import RuleTable
-from shax.types import TensorType
 
 
 class ExportRule(Protocol):
-    def __call__(self, prim: Any, operands: Sequence[Any], out: TensorType, /) -> Any: ...
+    def __call__(self, prim: Any, operands: Sequence[Any], out: Any, /) -> Any: ...
 
 
 export_rules: RuleTable[ExportRule] = RuleTable("export to JAX")

@@ -37,7 +37,7 @@ def as_rank3(builder: Builder, x: Var, groups: Sequence[Sequence[int]], source: 
 
 
 def canonicalize_dot_general(defn: Definition) -> Definition:
-    def canonicalize(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
+    def canonicalize(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var | tuple[Var, ...]:
         prim = binding.prim
         if not isinstance(prim, DotGeneral) or (prim == CANONICAL and all(type_of(a).rank == 3 for a in args)):
             return keep(builder, binding, args)

@@ -29,9 +29,9 @@ def cse_key(prim: Primitive, operands: Sequence[int]) -> tuple[Any, ...]:
 
 
 def cse(defn: Definition) -> Definition:
-    first: dict[tuple[Any, ...], Var] = {}  # cse_key on output var ids -> the var computing it first
+    first: dict[tuple[Any, ...], Var | tuple[Var, ...]] = {}  # cse_key on output var ids -> the var computing it first
 
-    def reuse(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
+    def reuse(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var | tuple[Var, ...]:
         key = cse_key(binding.prim, [a.id for a in args])
         found = first.get(key)
         if found is None:

@@ -18,7 +18,7 @@ from shax.builder import Builder
 from shax.errors import ShaxError, ShaxTypeError, at
 from shax.ir import Binding, Definition, Var, type_of
 from shax.passes.dce import dce
-from shax.passes.rewrite import keep, rewrite
+from shax.passes.rewrite import keep, keep_one, rewrite
 from shax.primitives import SMALL_CONSTANT, Arg, Broadcast, Constant
 from shax.printing import show_binding
 from shax.rules.evaluate import numpy_rules
@@ -27,15 +27,17 @@ from shax.rules.evaluate import numpy_rules
 def fold_constants(defn: Definition) -> Definition:
     value_of: dict[int, np.ndarray] = {}  # output var id -> its value, for vars bound to constants
 
-    def fold(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
-        prim, t = binding.prim, type_of(binding.var)
+    def fold(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var | tuple[Var, ...]:
+        prim = binding.prim
+        if prim.multi_result:  # a call or loop of constants runs when the program runs
+            return keep(builder, binding, args)
+        t = type_of(binding.var)
         if isinstance(prim, Constant):
-            var = keep(builder, binding, args)
+            var = keep_one(builder, binding, args)
             value_of[var.id] = prim.value
             return var
         foldable = (
             not isinstance(prim, Arg)
-            and not prim.multi_output
             and not prim.effectful  # a print of constants prints when the program runs
             and all(a.id in value_of for a in args)
         )

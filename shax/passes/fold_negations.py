@@ -66,7 +66,7 @@ class _Folding:
         self.negated: dict[int, Var] = {}  # input var id -> u, for each value held as -u
         self.first: dict[tuple[Any, ...], Var] = {}  # cse_key on output var ids -> the var computing it first
         self.bindings: list[Binding] = []
-        self.fresh = itertools.count(max(b.var.id for b in defn.bindings) + 1)
+        self.fresh = itertools.count(max((v.id for b in defn.bindings for v in b.vars), default=-1) + 1)
 
     def run(self) -> Definition:
         renamed, negated = self.renamed, self.negated
@@ -74,7 +74,7 @@ class _Folding:
             kind = _KINDS.get(type(binding.prim))
             if renamed and any(a.id in renamed for a in binding.args):
                 binding = Binding(
-                    binding.var, binding.prim, tuple([renamed.get(a.id, a) for a in binding.args]),
+                    binding.vars, binding.prim, tuple([renamed.get(a.id, a) for a in binding.args]),
                     binding.source, binding.origin,
                 )  # fmt: skip
             if kind is None:

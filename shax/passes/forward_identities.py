@@ -16,14 +16,14 @@ import numpy as np
 
 from shax.builder import Builder
 from shax.ir import Binding, Definition, Var, type_of
-from shax.passes.rewrite import keep, rewrite
+from shax.passes.rewrite import keep_one, rewrite
 from shax.primitive import Primitive
 from shax.primitives import Constant
 
 
 def forwarded(binding: Binding, args: tuple[Var, ...], neutral: dict[int, int] | None = None) -> Var | None:
-    """The operand `binding` merely passes on, if any (`neutral`: var id -> the number
-    every element of that constant equals, for constants all 0 or all 1)."""
+    """The operand `binding` (of one result) merely passes on, if any (`neutral`: var id ->
+    the number every element of that constant equals, for constants all 0 or all 1)."""
     prim = binding.prim
     if prim.neutral is not None and neutral:
         element, positions = prim.neutral
@@ -33,6 +33,13 @@ def forwarded(binding: Binding, args: tuple[Var, ...], neutral: dict[int, int] |
                 return other
     position = prim.forwarded(args, type_of(binding.var))
     return None if position is None else args[position]
+
+
+def forwarded_results(binding: Binding, args: tuple[Var, ...]) -> list[Var | None]:
+    """Per result of `binding` (of several results), the operand it merely passes on, if
+    any: a callee returning its argument unchanged (`forwarded_results` of the primitive)."""
+    positions = binding.prim.forwarded_results() or (None,) * len(binding.vars)
+    return [None if p is None else args[p] for p in positions]
 
 
 def neutral_element(prim: Primitive) -> int | None:
@@ -49,11 +56,14 @@ def neutral_element(prim: Primitive) -> int | None:
 def forward_identities(defn: Definition) -> Definition:
     neutral: dict[int, int] = {}  # var id -> 0 or 1, for the kept constants all of whose elements are that
 
-    def forward(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
+    def forward(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var | tuple[Var, ...]:
+        if binding.prim.multi_result:  # kept, the results it passes on read as their operands
+            kept = builder.keep_all(binding, args)
+            return tuple(o or v for o, v in zip(forwarded_results(binding, args), kept))
         operand = forwarded(binding, args, neutral)
         if operand is not None:
             return operand
-        var = keep(builder, binding, args)
+        var = keep_one(builder, binding, args)
         element = neutral_element(binding.prim)
         if element is not None:
             neutral[var.id] = element

@@ -54,7 +54,7 @@ def sum_halves(builder: Builder, x: Var, axis: int, source: str | None) -> Var:
 
 
 def lower_reductions_to_sums_of_slices(defn: Definition) -> Definition:
-    def lower(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
+    def lower(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var | tuple[Var, ...]:
         prim = binding.prim
         if not isinstance(prim, ReduceSum):
             return keep(builder, binding, args)

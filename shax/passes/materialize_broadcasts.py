@@ -16,7 +16,7 @@ from shax.primitives import Broadcast
 
 
 def materialize_broadcasts(defn: Definition) -> Definition:
-    def materialize(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
+    def materialize(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var | tuple[Var, ...]:
         if not binding.prim.broadcasting:
             return keep(builder, binding, args)
         shape = type_of(binding.var).shape

@@ -40,7 +40,7 @@ from shax.passes.cse import cse, cse_key
 from shax.passes.dce import dce, prune_calls
 from shax.passes.fold_constants import fold_constants
 from shax.passes.fold_negations import fold_negations
-from shax.passes.forward_identities import forward_identities, forwarded, neutral_element
+from shax.passes.forward_identities import forward_identities, forwarded, forwarded_results, neutral_element
 from shax.passes.inline import inline
 from shax.passes.lower_reductions import lower_reductions_to_sums_of_slices
 from shax.passes.materialize_broadcasts import materialize_broadcasts
@@ -84,58 +84,74 @@ def apply_passes(defn: Definition, names: Sequence[str]) -> Definition:
 def cleanup(defn: Definition) -> Definition:
     """The default cleanup: forward identities, then cse, then dce."""
     check_input("cleanup", defn)
-    entries, operands, returned = _forward_and_merge(defn)
-    live = _live(entries, operands, returned)
+    entries, operands, results, returned = _forward_and_merge(defn)
+    live = _live(entries, operands, returned, results)
     builder = Builder()
-    new_var: dict[int, Var] = {}  # live entry -> its var in the output, renumbered in order
+    new_var: dict[int, Var] = {}  # value of a live entry -> its var in the output, renumbered in order
     for entry, binding in enumerate(entries):
         if live[entry]:
-            new_var[entry] = builder.keep(binding, [new_var[operand] for operand in operands[entry]])
+            kept = builder.keep_all(binding, [new_var[operand] for operand in operands[entry]])
+            new_var.update(zip(results[entry], kept))
     # Returned vars keep the input's style: annotated only if they were.
     outputs = [new_var[e] if v.type is not None else Var(new_var[e].id) for v, e in zip(defn.outputs, returned)]
     return prune_calls(mark_well_typed(builder.build(defn.name, defn.arg_types, outputs)))
 
 
-def _forward_and_merge(defn: Definition) -> tuple[list[Binding], list[tuple[int, ...]], list[int]]:
-    """The bindings that survive forwarding and merging, as entries numbered in order
-    (cse's numbering of its output): entry -> its binding, entry -> its operands' entries,
-    and the entries the definition returns."""
+def _forward_and_merge(
+    defn: Definition,
+) -> tuple[list[Binding], list[tuple[int, ...]], list[range], list[int]]:
+    """The bindings that survive forwarding and merging, as entries numbered in order, their
+    results as values numbered in order (cse's numbering of its output): entry -> its
+    binding, entry -> its operands' values, entry -> its values, and the values the
+    definition returns."""
     forward_to: dict[int, Var] = {}  # input var id -> the input var whose value it has, once forwarded
     neutral: dict[int, int] = {}  # id of a kept constant's var -> 0 or 1, if all its elements are that
-    entry_of: dict[int, int] = {}  # id of a var kept by forwarding -> its entry, once merged
-    first: dict[tuple[Any, ...], int] = {}  # cse_key on entries -> the entry computing it first
+    value_of: dict[int, int] = {}  # id of a var kept by forwarding -> its value, once merged
+    first: dict[tuple[Any, ...], int] = {}  # cse_key on values -> the entry computing it first
     entries: list[Binding] = []
     operands: list[tuple[int, ...]] = []
+    results: list[range] = []
+    num_values = 0
     for binding in defn.bindings:
         args = tuple([forward_to[a.id] for a in binding.args])
-        operand = forwarded(binding, args, neutral)
-        if operand is not None:
-            forward_to[binding.var.id] = operand
-            continue
-        forward_to[binding.var.id] = binding.var
-        element = neutral_element(binding.prim)
-        if element is not None:
-            neutral[binding.var.id] = element
-        entry_args = tuple([entry_of[a.id] for a in args])
+        if binding.prim.multi_result:
+            for var, operand in zip(binding.vars, forwarded_results(binding, args)):
+                forward_to[var.id] = operand or var
+        else:
+            operand = forwarded(binding, args, neutral)
+            if operand is not None:
+                forward_to[binding.vars[0].id] = operand
+                continue
+            forward_to[binding.vars[0].id] = binding.vars[0]
+            element = neutral_element(binding.prim)
+            if element is not None:
+                neutral[binding.vars[0].id] = element
+        entry_args = tuple([value_of[a.id] for a in args])
         key = cse_key(binding.prim, entry_args)
         entry = first.get(key)
         if entry is None:
             entry = first[key] = len(entries)
             entries.append(binding)
             operands.append(entry_args)
-        entry_of[binding.var.id] = entry
-    return entries, operands, [entry_of[forward_to[v.id].id] for v in defn.outputs]
+            results.append(range(num_values, num_values + len(binding.vars)))
+            num_values += len(binding.vars)
+        value_of.update(zip([v.id for v in binding.vars], results[entry]))
+    return entries, operands, results, [value_of[forward_to[v.id].id] for v in defn.outputs]
 
 
-def _live(entries: list[Binding], operands: list[tuple[int, ...]], returned: list[int]) -> list[bool]:
-    """entry -> whether dce keeps it: an output needs it, it reads an argument, or it is an effect."""
+def _live(
+    entries: list[Binding], operands: list[tuple[int, ...]], returned: list[int], results: list[range]
+) -> list[bool]:
+    """entry -> whether dce keeps it: an output needs one of its values, it reads an
+    argument, or it is an effect."""
+    entry_of = [entry for entry, values in enumerate(results) for _ in values]  # value -> its entry
     live = [False] * len(entries)
-    for entry in returned:
-        live[entry] = True
+    for value in returned:
+        live[entry_of[value]] = True
     for entry in reversed(range(len(entries))):
         prim = entries[entry].prim
         if live[entry] or isinstance(prim, Arg) or prim.has_effect():
             live[entry] = True
             for operand in operands[entry]:
-                live[operand] = True
+                live[entry_of[operand]] = True
     return live

@@ -3,9 +3,10 @@
 `rewrite(pass_name, defn, rule)` first checks that `defn` is typed and well formed
 (raising a ShaxError that names the pass and the binding), then `walk`s it: the
 bindings are visited in order and the rule maps each one, given its operands' vars in
-the output, to the output var that holds its value, emitting any new bindings through
-one Builder. The output is renumbered x0, x1, ... in emission order, and `xk = argj`
-bindings stay bindings. One pass over the bindings, no recursion: linear time.
+the output, to the output var that holds its value (a tuple of them, one per result,
+for an operation of several results), emitting any new bindings through one Builder.
+The output is renumbered x0, x1, ... in emission order, and `xk = argj` bindings stay
+bindings. One pass over the bindings, no recursion: linear time.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from shax.rules.types import result_type
 from shax.validation import check_types, expect_definition
 from shax.well_typed import is_well_typed, mark_well_typed
 
-# builder, binding, its operands' output vars -> the output var holding its value
-Rule = Callable[[Builder, Binding, tuple[Var, ...]], Var]
+# builder, binding, its operands' output vars -> the output var holding its value (for a
+# `multi_result` primitive, a tuple of them)
+Rule = Callable[[Builder, Binding, tuple[Var, ...]], Var | tuple[Var, ...]]
 
 
 def check_input(pass_name: str, defn: Definition) -> None:
@@ -35,7 +37,9 @@ def check_input(pass_name: str, defn: Definition) -> None:
     if is_well_typed(defn):  # checked already, or built typed by a stage or pass
         return
     for binding in defn.bindings:
-        if binding.var.type is None:  # the caller's mistake, at the caller's line (the binding is fine)
+        if any(
+            v.type is None for v in binding.vars
+        ):  # the caller's mistake, at the caller's line (the binding is fine)
             message = f"{pass_name}: in `{show_binding(binding)}`: untyped binding; run shax.stages.infer_types first"
             raise at(ShaxTypeError(message), current_source())
     check_types(defn, pass_name)
@@ -53,15 +57,26 @@ def walk(defn: Definition, rule: Rule, origin: str | None = None) -> Definition:
     builder = Builder(origin)
     new_var: dict[int, Var] = {}  # input var id -> the output var holding its value
     for binding in defn.bindings:
-        new_var[binding.var.id] = rule(builder, binding, tuple(new_var[a.id] for a in binding.args))
+        out = rule(builder, binding, tuple(new_var[a.id] for a in binding.args))
+        if isinstance(out, Var):
+            new_var[binding.vars[0].id] = out
+        else:
+            new_var.update(zip([v.id for v in binding.vars], out, strict=True))
     # Returned vars keep the input's style: annotated only if they were.
     outputs = [new_var[v.id] if v.type is not None else Var(new_var[v.id].id) for v in defn.outputs]
     # Each binding is a well-typed one's, or typed by its type rule (`emit_typed`).
     return mark_well_typed(builder.build(defn.name, defn.arg_types, outputs))
 
 
-def keep(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
-    """The binding itself, on its operands' output vars."""
+def keep(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var | tuple[Var, ...]:
+    """The binding itself, on its operands' output vars: its var (its vars, for an
+    operation of several results)."""
+    kept = builder.keep_all(binding, args)
+    return kept if binding.prim.multi_result else kept[0]
+
+
+def keep_one(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var:
+    """`keep` for a binding of one result."""
     return builder.keep(binding, args)
 
 

@@ -1,12 +1,11 @@
 """`call`: run another Definition (the callee) on the operands, as one operation.
 
-    x5 = call linear x2 x3 x4          (the callee has one output)
-    x6 = call linear[1] x2 x3 x4       (output 1 of a callee with several)
+    x5 = call linear x2 x3 x4                (the callee has one output)
+    (x6, x7) = call linear x2 x3 x4          (a callee with two)
 
-Each output a program reads is a binding of its own (`multi_output`): bindings of one
-callee on the same operand vars are one call, which evaluation, codegen and transpose
-run once. The callee is a static parameter held by identity (hashing a definition would
-walk its bindings); printing shows every callee once, before its callers.
+One binding defines every output of the call (`multi_result`). The callee is a static
+parameter held by identity (hashing a definition would walk its bindings); printing
+shows every callee once, before its callers.
 
 The rules run the stages on the callee, once per callee (`shax.callees` keeps what they
 built), so that a call stays a call through every transform:
@@ -31,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
-from shax.ir import Definition, LinearizedDefinition, Var, type_of
+from shax.ir import Definition, LinearizedDefinition
 from shax.primitive import Linearity, Primitive
 from shax.rules.batch import batch_rule
 from shax.rules.codegen import Operand, Site, codegen_rule
@@ -52,10 +51,9 @@ __all__ = ["Call"]
 class Call(Primitive):
     name: ClassVar[str] = "call"
     linearity: ClassVar[tuple[Linearity, ...]] = ()  # per operation: see `operand_linearity`
-    multi_output: ClassVar[bool] = True
+    multi_result: ClassVar[bool] = True
     variadic: ClassVar[bool] = True
     defn: Definition = attrs.field(eq=False)
-    output: int = 0
     linear: int = 0
     # The callee's identity: a call compares and hashes by it, never by the callee's bindings.
     key: int = attrs.field(init=False)
@@ -86,49 +84,40 @@ class Call(Primitive):
     def bilinear_operands(self) -> tuple[int, ...]:  # type: ignore[override]
         return ()
 
-    def group_key(self) -> Any:
-        return (Call, self.key, self.linear)
-
-    def forwarded(self, args: Sequence[Var], out: TensorType) -> int | None:
-        """An output that is one of the callee's arguments is that operand (forward_identities)."""
+    def forwarded_results(self) -> tuple[int | None, ...]:
+        """Per output, the operand it is when the callee returns that argument unchanged
+        (forward_identities)."""
         from shax.callees import passed_on
 
-        return passed_on(self.defn)[self.output]
+        return passed_on(self.defn)
 
     def subdefinitions(self) -> tuple[Definition, ...]:
         return (self.defn,)
 
-    def outputs_of(self, defn: Definition) -> list[Call]:
-        """One call of `defn` (of the same linearity) per output of it."""
-        return [Call(defn, k, self.linear) for k in range(len(defn.outputs))]
-
     def __repr__(self) -> str:
-        return f"Call({self.defn.name}, output={self.output}, linear={self.linear})"
+        return f"Call({self.defn.name}, linear={self.linear})"
 
 
 def call_all(prim: Call, operands: Sequence[Any]) -> list[Any]:
     """Every output of `prim`'s callee on `operands`: values on numpy values; on tracers,
-    the call recorded (one node per output: hash-consing makes them one group)."""
+    the call recorded."""
     from shax.evaluate import evaluate
-    from shax.tracer import Tracer, apply_each
+    from shax.tracer import Tracer, apply_all
 
     if any(isinstance(o, Tracer) for o in operands):
-        return apply_each(prim.outputs_of(prim.defn), *operands)
+        return apply_all(prim, *operands)
     return evaluate(prim.defn, *operands)
 
 
 @type_rule(Call)
-def _call_type(prim: Call, operands: Sequence[TensorType]) -> TensorType:
+def _call_type(prim: Call, operands: Sequence[TensorType]) -> tuple[TensorType, ...]:
     defn = prim.defn
     if not defn.is_typed:
         raise prim.fail(f"{defn.name} is untyped; run shax.stages.infer_types on it first", *operands)
     if tuple(operands) != defn.arg_types:
         declared = ", ".join(map(str, defn.arg_types))
         raise prim.fail(f"{defn.name} takes ({declared})", *operands)
-    if not 0 <= prim.output < len(defn.outputs):
-        raise prim.fail(f"{defn.name} has {len(defn.outputs)} output(s), no output {prim.output}", *operands)
-    bound = next(b.var for b in defn.bindings if b.var.id == defn.outputs[prim.output].id)
-    return type_of(bound)
+    return defn.output_types()
 
 
 @eval_rule(Call)
@@ -139,68 +128,71 @@ def _call_eval(prim: Call, operands: Sequence[Any]) -> list[Any]:
 # d call f(x) = call df(dx, acts(x)), the activations computed by f's forward definition
 @linearize_rule(Call)
 def _call_linearize(
-    prim: Call, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer
+    prim: Call, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> PrimalAndTangent:
     from shax.callees import derivative
 
-    return through_derivative(derivative(prim.defn), prim.defn, prim.output, primals, tangents, out, prim.linear)
+    return through_derivative(derivative(prim.defn), prim.defn, primals, tangents, prim.linear)
 
 
 def through_derivative(
     d: LinearizedDefinition,
     defn: Definition,
-    output: int,
     primals: Sequence[Tracer],
     tangents: Sequence[Tangent],
-    out: Tracer,
     linear: int = 0,
 ) -> PrimalAndTangent:
-    """Output `output` of `defn` and its tangent, by `d`, a derivative of `defn` (its own,
-    or a custom_jvp rule's): a call of d's forward definition (linear in its first
-    `linear` operands, as the call differentiated is), and of its linear one on the float
-    arguments' tangents and the activations."""
+    """The outputs of `defn` and their tangents, by `d`, a derivative of `defn` (its own,
+    or a custom_jvp rule's): one call of d's forward definition (linear in its first
+    `linear` operands, as the call differentiated is), and one of its linear definition on
+    the float arguments' tangents and the activations (integer outputs' tangents are zeros)."""
     from shax.callees import wrt
-    from shax.tracer import apply, apply_each
+    from shax.tracer import apply_all
 
-    forward = apply_each(Call(d.primal, 0, linear).outputs_of(d.primal), *primals)
-    value = forward[output]
-    if not out.type.dtype.is_float:
-        return PrimalAndTangent(value, Zero(out.type))
+    forward = apply_all(Call(d.primal, linear), *primals)
+    n = len(defn.outputs)
+    values = forward[:n]
+    if not any(v.type.dtype.is_float for v in values):
+        return PrimalAndTangent(values, [Zero(v.type) for v in values])
     differentiated = wrt(defn)
     dx = [materialized(tangents[k]) for k in differentiated]
-    acts = [residual(a) for a in forward[len(defn.outputs) :]]
-    return PrimalAndTangent(value, apply(Call(d.linear, output, len(differentiated)), *dx, *acts))
+    acts = [residual(a) for a in forward[n:]]
+    dys = apply_all(Call(d.linear, len(differentiated)), *dx, *acts)
+    return PrimalAndTangent(values, [dy if v.type.dtype.is_float else Zero(v.type) for v, dy in zip(values, dys)])
 
 
 # call is linear only through a linear callee, whose zeros the transpose rule fills in
 @zero_rule(Call)
 def _call_zero(prim: Call, operands: Sequence[Any]) -> Any:
-    return call_all(prim, [materialized(o) if isinstance(o, Zero) else o for o in operands])[prim.output]
+    return call_all(prim, [materialized(o) if isinstance(o, Zero) else o for o in operands])
 
 
 # (call df(dx, a))ᵀ ct = call dft(ct, a): one call for all outputs' cotangents
 @transpose_rule(Call)
 def _call_transpose(prim: Call, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
     from shax.callees import transposed
-    from shax.tracer import apply_each
+    from shax.tracer import apply_all
 
     defn = prim.defn
     t = transposed(defn, prim.linear)
     output_types = defn.output_types()
     filled = [materialized(Zero(ty)) if ct is None else ct for ct, ty in zip(cts, output_types)]
     values = list(operands[prim.linear :])
-    results = apply_each(Call(t, 0, len(defn.outputs)).outputs_of(t), *filled, *values)
+    results = apply_all(Call(t, len(defn.outputs)), *filled, *values)
     return [*results, *([None] * len(values))]
 
 
 @batch_rule(Call)
-def _call_batch(prim: Call, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
+def _call_batch(
+    prim: Call, operands: Sequence[Tracer], dims: Sequence[int | None]
+) -> tuple[list[Tracer], list[int | None]]:
     from shax.callees import batched
-    from shax.tracer import apply
+    from shax.tracer import apply_all
 
     size = next(o.type.shape[d] for o, d in zip(operands, dims) if d is not None)
     vdefn = batched(prim.defn, tuple(dims), size)
-    return apply(Call(vdefn, prim.output, prim.linear), *operands), 0
+    results = apply_all(Call(vdefn, prim.linear), *operands)
+    return results, [0] * len(results)
 
 
 @codegen_rule(Call)
@@ -211,10 +203,9 @@ def _call_codegen(prim: Call, site: Site, operands: Sequence[Operand]) -> str:
     return f"{function}({', '.join(map(str, operands))})"
 
 
-# call: what the callee computes, counted once per call (not per output binding), its
-# count computed once per callee
+# call: what the callee computes, its count computed once per callee
 @cost_rule(Call)
-def _call_cost(prim: Call, operands: Sequence[TensorType], out: TensorType) -> int:
+def _call_cost(prim: Call, operands: Sequence[TensorType], out: Any) -> int:
     from shax.callees import flops
 
     return flops(prim.defn)

@@ -1,11 +1,10 @@
 """`cond`: run one of several branches (typed Definitions of one signature) on the
 operands, chosen by an integer index clamped to the branches, as one operation.
 
-    x5 = cond [f_false,f_true] x1 x2          (one output; x1 is the index)
-    x6 = cond [f0,f1,f2] [1] x1 x2 x3         (output 1 of branches with several)
+    x5 = cond [f_false,f_true] x1 x2                (one output; x1 is the index)
+    (x6, x7) = cond [f0,f1,f2] x1 x2 x3             (branches with two outputs)
 
-Each output is a binding of its own (`multi_output`), the bindings of one cond on the
-same operands being one cond, run once. The branches are printed once each, before
+One binding defines every output of the cond (`multi_result`). The branches are printed once each, before
 their users (`subdefinitions`). The rules run stages on the branches once per tuple of
 branches (`shax.callees`, `shax.cond_branches`):
 
@@ -52,10 +51,9 @@ __all__ = ["Cond"]
 class Cond(Primitive):
     name: ClassVar[str] = "cond"
     linearity: ClassVar[tuple[Linearity, ...]] = ()  # per operation: see `operand_linearity`
-    multi_output: ClassVar[bool] = True
+    multi_result: ClassVar[bool] = True
     variadic: ClassVar[bool] = True
     branches: tuple[Definition, ...] = attrs.field(eq=False)
-    output: int = 0
     linear: int = 0
     # The branches' identities: a cond compares and hashes by them, never by their bindings.
     key: tuple[int, ...] = attrs.field(init=False)
@@ -90,25 +88,16 @@ class Cond(Primitive):
     def bilinear_operands(self) -> tuple[int, ...]:  # type: ignore[override]
         return ()
 
-    def group_key(self) -> Any:
-        return (Cond, self.key, self.linear)
-
     def subdefinitions(self) -> tuple[Definition, ...]:
         return self.branches
-
-    def outputs(self, **changes: Any) -> list[Cond]:
-        """This cond (with `changes`), one per output."""
-        cond = attrs.evolve(self, **changes)
-        return [attrs.evolve(cond, output=k) for k in range(cond.num_outputs)]
 
     def show(self, names: dict[int, str]) -> str:
         shown = ",".join(names.get(id(b), b.name) for b in self.branches)
         linear = f" linear={self.linear}" if self.linear else ""
-        output = f" [{self.output}]" if self.num_outputs > 1 else ""
-        return f"cond [{shown}]{linear}{output}"
+        return f"cond [{shown}]{linear}"
 
     def __repr__(self) -> str:
-        return f"Cond({', '.join(b.name for b in self.branches)}, output={self.output}, linear={self.linear})"
+        return f"Cond({', '.join(b.name for b in self.branches)}, linear={self.linear})"
 
 
 def taken(index: Any, count: int) -> int:
@@ -118,18 +107,18 @@ def taken(index: Any, count: int) -> int:
 
 def run_all(prim: Cond, operands: Sequence[Any]) -> list[Any]:
     """Every output of the cond: the taken branch computed on numpy values (only it runs);
-    recorded on tracers (one node per output: hash-consing makes them one cond)."""
+    recorded on tracers."""
     from shax.evaluate import evaluate
-    from shax.tracer import Tracer, apply_each
+    from shax.tracer import Tracer, apply_all
 
     if any(isinstance(o, Tracer) for o in operands):
-        return apply_each(prim.outputs(), *operands)
+        return apply_all(prim, *operands)
     return evaluate(prim.branches[taken(operands[0], len(prim.branches))], *operands[1:])
 
 
 # cond: index (an int or bool scalar), operands -> the outputs of every branch's type
 @type_rule(Cond)
-def _cond_type(prim: Cond, operands: Sequence[TensorType]) -> TensorType:
+def _cond_type(prim: Cond, operands: Sequence[TensorType]) -> tuple[TensorType, ...]:
     index, args = operands[0], tuple(operands[1:])
     if index.shape or index.dtype.is_float:
         raise prim.fail(f"the index must be an int or bool scalar, not {index}", *operands)
@@ -142,9 +131,7 @@ def _cond_type(prim: Cond, operands: Sequence[TensorType]) -> TensorType:
         if b.output_types() != first.output_types():
             shown = ", ".join(map(str, b.output_types()))
             raise prim.fail(f"{b.name} returns ({shown}), {first.name} {first.output_types()}", *operands)
-    if not 0 <= prim.output < len(first.outputs):
-        raise prim.fail(f"the branches have {len(first.outputs)} output(s), no output {prim.output}", *operands)
-    return first.output_types()[prim.output]
+    return first.output_types()
 
 
 @eval_rule(Cond)
@@ -155,70 +142,74 @@ def _cond_eval(prim: Cond, operands: Sequence[Any]) -> list[Any]:
 # d cond(i, f…)(x) = cond(i, df…)(dx, acts), acts the union of the branches' slots
 @linearize_rule(Cond)
 def _cond_linearize(
-    prim: Cond, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer
+    prim: Cond, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> PrimalAndTangent:
     from shax.callees import wrt
     from shax.cond_branches import cond_derivative
-    from shax.tracer import apply, apply_each
+    from shax.tracer import apply_all
 
     d = cond_derivative(prim.branches)
-    forward = apply_each(prim.outputs(branches=d.forward), *primals)
-    n = prim.num_outputs
-    value = forward[prim.output]
-    if not out.type.dtype.is_float:
-        return PrimalAndTangent(value, Zero(out.type))
+    forward = apply_all(attrs.evolve(prim, branches=d.forward), *primals)
+    values = forward[: prim.num_outputs]
+    if not any(v.type.dtype.is_float for v in values):
+        return PrimalAndTangent(values, [Zero(v.type) for v in values])
     differentiated = wrt(prim.branches[0])
     dx = [materialized(tangents[1 + k]) for k in differentiated]
     index = residual(primals[0])  # crossing before the activations, in operand order (as `unzip` reads them)
-    acts = [residual(a) for a in forward[n:]]
-    linear = Cond(d.linear, prim.output, len(differentiated))
-    return PrimalAndTangent(value, apply(linear, index, *dx, *acts))
+    acts = [residual(a) for a in forward[prim.num_outputs :]]
+    dys = apply_all(Cond(d.linear, len(differentiated)), index, *dx, *acts)
+    return PrimalAndTangent(values, [dy if v.type.dtype.is_float else Zero(v.type) for v, dy in zip(values, dys)])
 
 
 # a linear cond is linear only in operands whose zeros the transpose rule fills in
 @zero_rule(Cond)
 def _cond_zero(prim: Cond, operands: Sequence[Any]) -> Any:
-    return run_all(prim, [materialized(o) if isinstance(o, Zero) else o for o in operands])[prim.output]
+    return run_all(prim, [materialized(o) if isinstance(o, Zero) else o for o in operands])
 
 
 # (cond(i, df…)(dx, a))ᵀ ct = cond(i, dfᵀ…)(ct, a): one cond for all outputs' cotangents
 @transpose_rule(Cond)
 def _cond_transpose(prim: Cond, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
     from shax.cond_branches import cond_transposed
-    from shax.tracer import apply_each
+    from shax.tracer import apply_all
 
     branches = cond_transposed(prim.branches, prim.linear)
     types = prim.branches[0].output_types()
     filled = [materialized(Zero(t)) if ct is None else ct for ct, t in zip(cts, types)]
     values = list(operands[1 + prim.linear :])
-    results = apply_each(Cond(branches, 0, len(types)).outputs(), operands[0], *filled, *values)
+    results = apply_all(Cond(branches, len(types)), operands[0], *filled, *values)
     return [None, *results, *([None] * len(values))]
 
 
 # batch: an unbatched index takes a cond of the batched branches; a batched one every
 # branch on the whole batch, then member b's output is branch clamp(i[b])'s
 @batch_rule(Cond)
-def _cond_batch(prim: Cond, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
+def _cond_batch(
+    prim: Cond, operands: Sequence[Tracer], dims: Sequence[int | None]
+) -> tuple[list[Tracer], list[int | None]]:
     from shax.callees import batched
     from shax.evaluate import evaluate
-    from shax.tracer import apply
+    from shax.tracer import apply_all
 
     size = next(o.type.shape[d] for o, d in zip(operands, dims) if d is not None)
     args, arg_dims = list(operands[1:]), tuple(dims[1:])
     if dims[0] is None:
         vbranches = tuple(batched(b, arg_dims, size) for b in prim.branches)
-        return apply(attrs.evolve(prim, branches=vbranches), *operands), 0
+        results = apply_all(attrs.evolve(prim, branches=vbranches), *operands)
+        return results, [0] * len(results)
     if any(d is not None for d in arg_dims):
-        outs = [evaluate(batched(b, arg_dims, size), *args)[prim.output] for b in prim.branches]
+        outs = [evaluate(batched(b, arg_dims, size), *args) for b in prim.branches]
     else:
-        outs = [batched_at(evaluate(b, *args)[prim.output], None, 0, size) for b in prim.branches]
+        outs = [[batched_at(o, None, 0, size) for o in evaluate(b, *args)] for b in prim.branches]
     index: Tracer = tc.convert_element_type(moveaxis(operands[0], dims[0], 0), np.int32)
-    shape = tc.shape(outs[0])
-    result = outs[0]
-    for k in range(1, len(outs)):
-        chosen = tc.broadcast(index >= np.int32(k), (0,), shape)
-        result = tc.select(chosen, outs[k], result)
-    return result, 0
+    results = []
+    for j, first in enumerate(outs[0]):
+        result, shape = first, tc.shape(first)
+        for k in range(1, len(outs)):
+            chosen = tc.broadcast(index >= np.int32(k), (0,), shape)
+            result = tc.select(chosen, outs[k][j], result)
+        results.append(result)
+    return results, [0] * len(results)
 
 
 # codegen: `if i <= 0: f0(x) elif i == 1: f1(x) … else: fn(x)`, each branch compiled once
@@ -240,7 +231,7 @@ def _cond_codegen(prim: Cond, site: Site, operands: Sequence[Operand]) -> str:
 
 # cond: the costliest branch's flops (which one runs is data)
 @cost_rule(Cond)
-def _cond_cost(prim: Cond, operands: Sequence[TensorType], out: TensorType) -> int:
+def _cond_cost(prim: Cond, operands: Sequence[TensorType], out: Any) -> int:
     from shax.callees import flops
 
     return max(flops(b) for b in prim.branches)

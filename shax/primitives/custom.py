@@ -101,13 +101,12 @@ class Rule:
 class _Holding(Primitive):
     """What the custom operations share: several outputs, the operands of `defn`."""
 
-    multi_output: ClassVar[bool] = True
+    multi_result: ClassVar[bool] = True
     variadic: ClassVar[bool] = True
     linearity: ClassVar[tuple[Linearity, ...]] = ()  # per operation: see `operand_linearity`
     linear_operands: ClassVar[tuple[int, ...]] = ()
     bilinear_operands: ClassVar[tuple[int, ...]] = ()
     defn: Definition
-    output: int
 
     @property
     def arity(self) -> int:  # type: ignore[override]
@@ -121,16 +120,12 @@ class _Holding(Primitive):
     def operand_linearity(self) -> tuple[Linearity, ...]:
         return (Linearity.NONLINEAR,) * self.arity
 
-    def group_key(self) -> Any:
-        return (type(self), self.key)  # type: ignore[attr-defined]
-
 
 @attrs.frozen(repr=False)
 class CustomJVP(_Holding):
     name: ClassVar[str] = "custom_jvp"
     defn: Definition = attrs.field(eq=False)
     rule: Rule = attrs.field(eq=False)  # (primals, tangents) -> (outputs, output tangents)
-    output: int = 0
     key: tuple[int, int] = attrs.field(init=False)  # the definitions' identities
 
     def __attrs_post_init__(self) -> None:
@@ -142,11 +137,8 @@ class CustomJVP(_Holding):
     def runs(self) -> tuple[Definition, ...]:
         return (self.defn,)
 
-    def outputs_of(self) -> list[CustomJVP]:
-        return [CustomJVP(self.defn, self.rule, k) for k in range(self.num_outputs)]
-
     def __repr__(self) -> str:
-        return f"CustomJVP({self.defn.name}, output={self.output})"
+        return f"CustomJVP({self.defn.name})"
 
 
 @attrs.frozen(repr=False)
@@ -155,7 +147,6 @@ class CustomVJP(_Holding):
     defn: Definition = attrs.field(eq=False)
     fwd: Rule = attrs.field(eq=False)  # args -> outputs, residuals
     bwd: Rule = attrs.field(eq=False)  # residuals, output cotangents -> argument cotangents
-    output: int = 0
     key: tuple[int, int, int] = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -167,11 +158,8 @@ class CustomVJP(_Holding):
     def runs(self) -> tuple[Definition, ...]:
         return (self.defn,)
 
-    def outputs_of(self) -> list[CustomVJP]:
-        return [CustomVJP(self.defn, self.fwd, self.bwd, k) for k in range(self.num_outputs)]
-
     def __repr__(self) -> str:
-        return f"CustomVJP({self.defn.name}, output={self.output})"
+        return f"CustomVJP({self.defn.name})"
 
 
 @attrs.frozen(repr=False)
@@ -180,7 +168,7 @@ class CustomVJPLinear(Primitive):
     tangents (its first operands), the residuals held fixed; only its transpose runs."""
 
     name: ClassVar[str] = "custom_vjp_linear"
-    multi_output: ClassVar[bool] = True
+    multi_result: ClassVar[bool] = True
     variadic: ClassVar[bool] = True
     linearity: ClassVar[tuple[Linearity, ...]] = ()
     bilinear_operands: ClassVar[tuple[int, ...]] = ()
@@ -190,7 +178,6 @@ class CustomVJPLinear(Primitive):
     fname: str = ""
     output_types: tuple[TensorType, ...] = ()
     floats: tuple[int, ...] = ()
-    output: int = 0
     key: int = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -217,45 +204,40 @@ class CustomVJPLinear(Primitive):
     def linear_operands(self) -> tuple[int, ...]:  # type: ignore[override]
         return tuple(range(len(self.floats)))
 
-    def group_key(self) -> Any:
-        return (CustomVJPLinear, self.key, self.floats)
-
     def subdefinitions(self) -> tuple[Definition, ...]:
         return (self.bwd,)
 
     def __repr__(self) -> str:
-        return f"CustomVJPLinear({self.bwd.name}, output={self.output})"
+        return f"CustomVJPLinear({self.bwd.name})"
 
 
 @eval_rule(CustomJVP, CustomVJP)
 def _record_or_run(prim: CustomJVP | CustomVJP, operands: Sequence[Any]) -> list[Any]:
     """Every output: on tracers the operation recorded, on values f's definition run."""
     from shax.evaluate import evaluate
-    from shax.tracer import Tracer, apply_each
+    from shax.tracer import Tracer, apply_all
 
     if any(isinstance(o, Tracer) for o in operands):
-        return apply_each(prim.outputs_of(), *operands)
+        return apply_all(prim, *operands)
     return evaluate(prim.defn, *operands)
 
 
 @type_rule(CustomJVP, CustomVJP)
-def _holding_type(prim: CustomJVP | CustomVJP, operands: Sequence[TensorType]) -> TensorType:
+def _holding_type(prim: CustomJVP | CustomVJP, operands: Sequence[TensorType]) -> tuple[TensorType, ...]:
     defn = prim.defn
     if tuple(operands) != defn.arg_types:
         raise prim.fail(f"{defn.name} takes ({', '.join(map(str, defn.arg_types))})", *operands)
-    if not 0 <= prim.output < len(defn.outputs):
-        raise prim.fail(f"{defn.name} has {len(defn.outputs)} output(s), no output {prim.output}", *operands)
-    return defn.output_types()[prim.output]
+    return defn.output_types()
 
 
 @type_rule(CustomVJPLinear)
-def _custom_vjp_linear_type(prim: CustomVJPLinear, operands: Sequence[TensorType]) -> TensorType:
+def _custom_vjp_linear_type(prim: CustomVJPLinear, operands: Sequence[TensorType]) -> tuple[TensorType, ...]:
     residuals = prim.bwd.arg_types[: prim.num_residuals]
     if not all(t.dtype.is_float for t in operands[: len(prim.floats)]):
         raise prim.fail("its tangents must be float tensors", *operands)
     if tuple(operands[len(prim.floats) :]) != residuals:
         raise prim.fail(f"{prim.bwd.name} takes residuals ({', '.join(map(str, residuals))})", *operands)
-    return prim.output_types[prim.output]
+    return prim.output_types
 
 
 # custom_vjp_linear bwd dx r = (bwd(r, ·))ᵀ dx, where bwd is linear in the cotangents
@@ -290,7 +272,7 @@ def _forward(prim: CustomVJPLinear) -> Definition:
 # d (custom_vjp_linear bwd dx r) = d (call jvp dx r), jvp = bwd transposed (where bwd is linear)
 @linearize_rule(CustomVJPLinear)
 def _custom_vjp_linear_linearize(
-    prim: CustomVJPLinear, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer
+    prim: CustomVJPLinear, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> Any:
     jvp = _forward(prim)
     n = len(prim.floats)
@@ -301,8 +283,8 @@ def _custom_vjp_linear_linearize(
     )
     for k, dx in zip(prim.floats, tangents[:n]):
         full_tangents[k] = dx
-    call = Call(jvp, prim.output)
-    return linearize_rules[call](call, [*full_primals, *primals[n:]], [*full_tangents, *tangents[n:]], out)
+    call = Call(jvp)
+    return linearize_rules[call](call, [*full_primals, *primals[n:]], [*full_tangents, *tangents[n:]], outs)
 
 
 def _all_tangents(prim: CustomVJPLinear, jvp: Definition, operands: Sequence[Any]) -> list[Any]:
@@ -316,79 +298,84 @@ def _all_tangents(prim: CustomVJPLinear, jvp: Definition, operands: Sequence[Any
 # d f(x) = L(dx, acts(x)): the rule's linear part, on the activations its forward part computes
 @linearize_rule(CustomJVP)
 def _custom_jvp_linearize(
-    prim: CustomJVP, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer
+    prim: CustomJVP, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> PrimalAndTangent:
     from shax.callees import custom_derivative
 
     rule = prim.rule
     shown = rule.name if rule.location is None else f"{rule.name} (defined at {rule.location})"
     d = custom_derivative(prim.defn, rule.get(), shown)
-    return through_derivative(d, prim.defn, prim.output, primals, tangents, out)
+    return through_derivative(d, prim.defn, primals, tangents)
 
 
 # d f(x) = custom_vjp_linear bwd (dx, residuals of fwd(x)), transposed by bwd
 @linearize_rule(CustomVJP)
 def _custom_vjp_linearize(
-    prim: CustomVJP, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer
+    prim: CustomVJP, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> PrimalAndTangent:
     from shax.callees import wrt
-    from shax.tracer import apply, apply_each
+    from shax.tracer import apply_all
 
     fwd = prim.fwd.get()
-    forward = apply_each(Call(fwd).outputs_of(fwd), *primals)
-    value = forward[prim.output]
-    if not out.type.dtype.is_float:
-        return PrimalAndTangent(value, Zero(out.type))
+    forward = apply_all(Call(fwd), *primals)
+    values = forward[: prim.num_outputs]
+    if not any(v.type.dtype.is_float for v in values):
+        return PrimalAndTangent(values, [Zero(v.type) for v in values])
     floats = wrt(prim.defn)
     dx = [materialized(tangents[k]) for k in floats]
     res = [residual(r) for r in forward[prim.num_outputs :]]
-    linear = CustomVJPLinear(prim.bwd.get(), prim.defn.name, prim.defn.output_types(), floats, prim.output)
-    return PrimalAndTangent(value, apply(linear, *dx, *res))
+    linear = CustomVJPLinear(prim.bwd.get(), prim.defn.name, prim.defn.output_types(), floats)
+    dys = apply_all(linear, *dx, *res)
+    return PrimalAndTangent(values, [dy if v.type.dtype.is_float else Zero(v.type) for v, dy in zip(values, dys)])
 
 
 # (custom_vjp_linear bwd dx r)ᵀ ct = bwd(r, ct), at the float arguments
 @transpose_rule(CustomVJPLinear)
 def _custom_vjp_linear_transpose(prim: CustomVJPLinear, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
-    from shax.tracer import apply_each
+    from shax.tracer import apply_all
 
     filled = [materialized(Zero(t)) if ct is None else ct for ct, t in zip(cts, prim.output_types)]
     residuals = list(operands[len(prim.floats) :])
-    bwd = prim.bwd
-    gradients = apply_each(Call(bwd).outputs_of(bwd), *residuals, *filled)
+    gradients = apply_all(Call(prim.bwd), *residuals, *filled)
     return [*(gradients[k] for k in prim.floats), *([None] * len(residuals))]
 
 
 @batch_rule(CustomJVP)
-def _custom_jvp_batch(prim: CustomJVP, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Any, int]:
+def _custom_jvp_batch(prim: CustomJVP, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Any, Any]:
     from shax.callees import batched
-    from shax.tracer import apply
 
     size = _size(operands, dims)
     defn = batched(prim.defn, tuple(dims), size)
     rule = prim.rule.batched((*dims, *dims), size)  # tangents laid out as their primals
-    return apply(CustomJVP(defn, rule, prim.output), *operands), 0
+    return _at_axis_0(CustomJVP(defn, rule), operands)
+
+
+def _at_axis_0(prim: Primitive, operands: Sequence[Tracer]) -> tuple[list[Tracer], list[int | None]]:
+    """Every result of `prim` on `operands`, each batched at axis 0."""
+    from shax.tracer import apply_all
+
+    results = apply_all(prim, *operands)
+    return results, [0] * len(results)
 
 
 @batch_rule(CustomVJP)
-def _custom_vjp_batch(prim: CustomVJP, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Any, int]:
+def _custom_vjp_batch(prim: CustomVJP, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Any, Any]:
     from shax.callees import batched
-    from shax.tracer import apply
 
     size = _size(operands, dims)
     defn = batched(prim.defn, tuple(dims), size)
     # The batched fwd and function give the residuals and outputs (so their cotangents) at axis 0.
     fwd = prim.fwd.batched(tuple(dims), size)
     bwd = prim.bwd.batched((0,) * len(prim.bwd.get().arg_types), size, out_dims=tuple(dims))
-    return apply(CustomVJP(defn, fwd, bwd, prim.output), *operands), 0
+    return _at_axis_0(CustomVJP(defn, fwd, bwd), operands)
 
 
 @batch_rule(CustomVJPLinear)
 def _custom_vjp_linear_batch(
     prim: CustomVJPLinear, operands: Sequence[Tracer], dims: Sequence[int | None]
-) -> tuple[Any, int]:
+) -> tuple[Any, Any]:
     from shax.callees import batched_cotangents
     from shax.stages.batch import batched_type
-    from shax.tracer import apply
 
     size = _size(operands, dims)
     n = len(prim.floats)
@@ -399,7 +386,7 @@ def _custom_vjp_linear_batch(
     in_dims = (*dims[n:], *(0,) * len(prim.output_types))  # the outputs' cotangents come at axis 0
     bwd = batched_cotangents(prim.bwd, in_dims, tuple(out_dims), size)
     output_types = tuple(batched_type(t, 0, size) for t in prim.output_types)
-    return apply(CustomVJPLinear(bwd, prim.fname, output_types, prim.floats, prim.output), *operands), 0
+    return _at_axis_0(CustomVJPLinear(bwd, prim.fname, output_types, prim.floats), operands)
 
 
 def _size(operands: Sequence[Tracer], dims: Sequence[int | None]) -> int:
@@ -430,7 +417,7 @@ def _call_compiled(defn: Definition, site: Site, operands: Sequence[Operand]) ->
 
 # what f computes (its rule runs only where a derivative is taken)
 @cost_rule(CustomJVP, CustomVJP)
-def _holding_cost(prim: CustomJVP | CustomVJP, operands: Sequence[TensorType], out: TensorType) -> int:
+def _holding_cost(prim: CustomJVP | CustomVJP, operands: Sequence[TensorType], out: Any) -> int:
     from shax.callees import flops
 
     return flops(prim.defn)
@@ -438,7 +425,7 @@ def _holding_cost(prim: CustomJVP | CustomVJP, operands: Sequence[TensorType], o
 
 # bwd's, which its forward value (bwd transposed) and its transpose (bwd) both cost
 @cost_rule(CustomVJPLinear)
-def _custom_vjp_linear_cost(prim: CustomVJPLinear, operands: Sequence[TensorType], out: TensorType) -> int:
+def _custom_vjp_linear_cost(prim: CustomVJPLinear, operands: Sequence[TensorType], out: Any) -> int:
     from shax.callees import flops
 
     return flops(prim.bwd)

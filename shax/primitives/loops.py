@@ -1,8 +1,8 @@
 """Structured loops: `scan` and `while`, each one operation holding its body as a typed
 Definition (printed once, before its users: `subdefinitions`).
 
-    x5 = scan body length=10 consts=1 carry=1 [0] x1 x2 x3
-    x6 = while cond body consts=1 [1] x1 x2 x3
+    (x5, x6) = scan body length=10 consts=1 carry=1 x1 x2 x3
+    (x7, x8) = while cond body consts=1 x1 x2 x3
 
 Operands are the loop-invariant consts, then the carry, then (scan) the stacked xs:
 
@@ -10,8 +10,7 @@ Operands are the loop-invariant consts, then the carry, then (scan) the stacked 
            outputs: the final carry, then each y stacked along a new leading axis;
     while: while cond(consts, carry): carry = body(consts, carry); outputs: the carry.
 
-Outputs are several values: each is a binding of its own (`multi_output`), the bindings of
-one loop on the same operands being one loop, run once. The rules run stages on the body,
+One binding defines every output of the loop (`multi_result`), which runs once. The rules run stages on the body,
 once per body (`shax.callees`, `shax.loop_bodies`):
 
 - linearize (scan): a scan of the body's forward part, which also stacks the activations
@@ -56,9 +55,9 @@ __all__ = ["Scan", "While"]
 
 
 class _Loop(Primitive):
-    """What scan and while share: a variadic multi-output operation linear in `linear`."""
+    """What scan and while share: a variadic operation of several results, linear in `linear`."""
 
-    multi_output: ClassVar[bool] = True
+    multi_result: ClassVar[bool] = True
     variadic: ClassVar[bool] = True
     linearity: ClassVar[tuple[Linearity, ...]] = ()  # per operation: see `operand_linearity`
 
@@ -90,7 +89,6 @@ class Scan(_Loop):
     reverse: bool = False
     consts: int = 0
     carry: int = 0
-    output: int = 0
     linear: int = 0  # the body is linear in the `linear` arguments after the first `fixed`, the others fixed
     fixed: int = 0  # consts held fixed ahead of the linear operands (activations computed once)
     # The body's identity: a scan compares and hashes by it, never by the body's bindings.
@@ -111,26 +109,17 @@ class Scan(_Loop):
     def linear_positions(self) -> tuple[int, ...]:
         return tuple(range(self.fixed, self.fixed + self.linear))
 
-    def group_key(self) -> Any:
-        return (Scan, self.key, self.length, self.reverse, self.consts, self.carry, self.linear, self.fixed)
-
     def subdefinitions(self) -> tuple[Definition, ...]:
         return (self.body,)
-
-    def outputs(self, **changes: Any) -> list[Scan]:
-        """This scan (with `changes`), one per output."""
-        scan = attrs.evolve(self, **changes)
-        return [attrs.evolve(scan, output=k) for k in range(scan.num_outputs)]
 
     def show(self, names: dict[int, str]) -> str:
         params = [f"length={self.length}", f"consts={self.consts}", f"carry={self.carry}"]
         params += ["reverse"] * self.reverse + [f"linear={self.linear}"] * bool(self.linear)
         params += [f"fixed={self.fixed}"] * bool(self.fixed)
-        output = f" [{self.output}]" if self.num_outputs > 1 else ""
-        return f"scan {names.get(self.key, self.body.name)} {' '.join(params)}{output}"
+        return f"scan {names.get(self.key, self.body.name)} {' '.join(params)}"
 
     def __repr__(self) -> str:
-        return f"Scan({self.body.name}, length={self.length}, output={self.output})"
+        return f"Scan({self.body.name}, length={self.length})"
 
 
 @attrs.frozen(repr=False)
@@ -139,7 +128,6 @@ class While(_Loop):
     cond: Definition = attrs.field(eq=False)
     body: Definition = attrs.field(eq=False)
     consts: int = 0
-    output: int = 0
     linear: tuple[int, ...] = ()  # the operands it is linear in (a jvp loop's tangents)
     key: tuple[int, int] = attrs.field(init=False)
 
@@ -158,33 +146,24 @@ class While(_Loop):
     def linear_positions(self) -> tuple[int, ...]:
         return self.linear
 
-    def group_key(self) -> Any:
-        return (While, self.key, self.consts, self.linear)
-
     def subdefinitions(self) -> tuple[Definition, ...]:
         return (self.cond, self.body)
-
-    def outputs(self, **changes: Any) -> list[While]:
-        loop = attrs.evolve(self, **changes)
-        return [attrs.evolve(loop, output=k) for k in range(loop.num_outputs)]
 
     def show(self, names: dict[int, str]) -> str:
         cond, body = names.get(self.key[0], self.cond.name), names.get(self.key[1], self.body.name)
         linear = f" linear={list(self.linear)}" if self.linear else ""
-        output = f" [{self.output}]" if self.num_outputs > 1 else ""
-        return f"while {cond} {body} consts={self.consts}{linear}{output}"
+        return f"while {cond} {body} consts={self.consts}{linear}"
 
     def __repr__(self) -> str:
-        return f"While({self.cond.name}, {self.body.name}, output={self.output})"
+        return f"While({self.cond.name}, {self.body.name})"
 
 
 def run_all(prim: Scan | While, operands: Sequence[Any]) -> list[Any]:
-    """Every output of the loop: computed on numpy values; recorded on tracers (one node
-    per output: hash-consing makes them one loop)."""
-    from shax.tracer import Tracer, apply_each
+    """Every output of the loop: computed on numpy values; recorded on tracers."""
+    from shax.tracer import Tracer, apply_all
 
     if any(isinstance(o, Tracer) for o in operands):
-        return apply_each(prim.outputs(), *operands)
+        return apply_all(prim, *operands)
     return _run_scan(prim, operands) if isinstance(prim, Scan) else _run_while(prim, operands)
 
 
@@ -219,7 +198,7 @@ def _expect(prim: Primitive, what: str, declared: Sequence[TensorType], given: S
 
 # scan: body (consts, carry, x slices) -> (carry, y slices); outputs carry, then stacked ys
 @type_rule(Scan)
-def _scan_type(prim: Scan, operands: Sequence[TensorType]) -> TensorType:
+def _scan_type(prim: Scan, operands: Sequence[TensorType]) -> tuple[TensorType, ...]:
     body = prim.body
     if not body.is_typed:
         raise prim.fail(f"{body.name} is untyped", *operands)
@@ -233,15 +212,12 @@ def _scan_type(prim: Scan, operands: Sequence[TensorType]) -> TensorType:
     _expect(prim, body.name, body.arg_types, [*operands[:start], *slices])
     outputs = body.output_types()
     _expect(prim, f"{body.name}'s carry output", operands[prim.consts : start], outputs[: prim.carry])
-    if not 0 <= prim.output < len(outputs):
-        raise prim.fail(f"{body.name} has {len(outputs)} output(s), no output {prim.output}", *operands)
-    t = outputs[prim.output]
-    return t if prim.output < prim.carry else TensorType(t.dtype, (prim.length, *t.shape))
+    return (*outputs[: prim.carry], *(TensorType(t.dtype, (prim.length, *t.shape)) for t in outputs[prim.carry :]))
 
 
 # while: cond (consts, carry) -> bool[], body (consts, carry) -> carry; outputs the carry
 @type_rule(While)
-def _while_type(prim: While, operands: Sequence[TensorType]) -> TensorType:
+def _while_type(prim: While, operands: Sequence[TensorType]) -> tuple[TensorType, ...]:
     for d in (prim.cond, prim.body):
         if not d.is_typed:
             raise prim.fail(f"{d.name} is untyped", *operands)
@@ -249,9 +225,7 @@ def _while_type(prim: While, operands: Sequence[TensorType]) -> TensorType:
     if prim.cond.output_types() != (TensorType(bool_, ()),):
         raise prim.fail(f"{prim.cond.name} must return one bool[], not {prim.cond.output_types()}", *operands)
     _expect(prim, f"{prim.body.name}'s output", operands[prim.consts :], prim.body.output_types())
-    if not 0 <= prim.output < len(prim.body.outputs):
-        raise prim.fail(f"{prim.body.name} has no output {prim.output}", *operands)
-    return operands[prim.consts + prim.output]
+    return tuple(operands[prim.consts :])
 
 
 @eval_rule(Scan)
@@ -272,18 +246,18 @@ def _float_positions(types: Sequence[TensorType]) -> list[int]:
 # forward part, a (the activations of the consts alone) computed once
 @linearize_rule(Scan)
 def _scan_linearize(
-    prim: Scan, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer
+    prim: Scan, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> PrimalAndTangent:
     from shax.evaluate import evaluate
     from shax.loop_bodies import scan_derivative
-    from shax.tracer import apply, apply_each
+    from shax.tracer import apply_all
 
     d = scan_derivative(prim.body, prim.consts, prim.carry)
-    forward = apply_each(prim.outputs(body=d.forward), *primals)
+    forward = apply_all(attrs.evolve(prim, body=d.forward), *primals)
     n = prim.num_outputs
-    value = forward[prim.output]
-    if not out.type.dtype.is_float:
-        return PrimalAndTangent(value, Zero(out.type))
+    values = forward[:n]
+    if not any(v.type.dtype.is_float for v in values):
+        return PrimalAndTangent(values, [Zero(v.type) for v in values])
     types = prim.body.arg_types
     start = prim.consts + prim.carry
     tangent_of = [(k, materialized(tangents[k])) for k in _float_positions(types)]
@@ -294,16 +268,15 @@ def _scan_linearize(
     invariant = [residual(a) for a in evaluate(d.invariant, *primals[: prim.consts])]
     stacked = [residual(a) for a in forward[n:]]
     fixed = len(invariant)
-    linear = Scan(d.linear, prim.length, prim.reverse, fixed + len(dc), len(dh), 0, len(dc) + len(dh) + len(dx), fixed)
-    outputs = prim.body.output_types()
-    position = _float_positions(outputs).index(prim.output)
-    return PrimalAndTangent(value, apply(attrs.evolve(linear, output=position), *invariant, *dc, *dh, *dx, *stacked))
+    linear = Scan(d.linear, prim.length, prim.reverse, fixed + len(dc), len(dh), len(dc) + len(dh) + len(dx), fixed)
+    dys = iter(apply_all(linear, *invariant, *dc, *dh, *dx, *stacked))  # the float outputs' tangents
+    return PrimalAndTangent(values, [next(dys) if v.type.dtype.is_float else Zero(v.type) for v in values])
 
 
 # a linear scan is linear only in operands whose zeros the transpose rule fills in
 @zero_rule(Scan)
 def _scan_zero(prim: Scan, operands: Sequence[Any]) -> Any:
-    return run_all(prim, [materialized(o) if isinstance(o, Zero) else o for o in operands])[prim.output]
+    return run_all(prim, [materialized(o) if isinstance(o, Zero) else o for o in operands])
 
 
 # (scan g ((a, dc), dh, (dx, acts)))ᵀ (ct_h, ct_ys) = reversed scan gᵀ ((a, acc = 0), ct_h, (ct_ys, acts)):
@@ -311,7 +284,7 @@ def _scan_zero(prim: Scan, operands: Sequence[Any]) -> Any:
 @transpose_rule(Scan)
 def _scan_transpose(prim: Scan, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
     from shax.loop_bodies import scan_transposed
-    from shax.tracer import apply_each
+    from shax.tracer import apply_all
 
     body = prim.body
     tbody = scan_transposed(body, prim.fixed, prim.linear, prim.consts, prim.carry)
@@ -325,34 +298,37 @@ def _scan_transpose(prim: Scan, cts: Sequence[Any], operands: Sequence[Any]) -> 
     acts = list(operands[prim.fixed + prim.linear :])
     carried = len(acc) + prim.carry
     linear = carried + len(types) - prim.carry
-    scan = Scan(tbody, prim.length, not prim.reverse, prim.fixed, carried, 0, linear, prim.fixed)
-    results = apply_each(scan.outputs(), *fixed, *acc, *filled, *acts)
+    scan = Scan(tbody, prim.length, not prim.reverse, prim.fixed, carried, linear, prim.fixed)
+    results = apply_all(scan, *fixed, *acc, *filled, *acts)
     return [*([None] * prim.fixed), *results, *([None] * len(acts))]
 
 
 # d while f (c, h) = the loop of (h, dh) under f and its derivative (forward mode only)
 @linearize_rule(While)
-def _while_linearize(prim: While, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer) -> Tangent:
+def _while_linearize(
+    prim: While, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
+) -> list[Tangent]:
     from shax.loop_bodies import while_jvp
-    from shax.tracer import apply
+    from shax.tracer import apply_all
 
-    if not out.type.dtype.is_float:
-        return Zero(out.type)
+    if not any(o.type.dtype.is_float for o in outs):
+        return [Zero(o.type) for o in outs]
     types = prim.body.arg_types
     j = while_jvp(prim.cond, prim.body, prim.consts)
     dc = [materialized(tangents[k]) for k in _float_positions(types[: prim.consts])]
     dh = [materialized(tangents[prim.consts + k]) for k in _float_positions(types[prim.consts :])]
     n = len(types)
     linear = (*range(len(dc)), *range(len(dc) + n, len(dc) + n + len(dh)))
-    loop = While(j.cond, j.body, len(dc) + prim.consts, 0, linear)
-    position = len(types) - prim.consts + _float_positions(prim.body.output_types()).index(prim.output)
+    loop = While(j.cond, j.body, len(dc) + prim.consts, linear)
     operands = [*dc, *(residual(p) for p in primals), *dh]
-    return apply(attrs.evolve(loop, output=position), *operands)
+    # The loop's outputs: the carry, then the float carries' tangents.
+    dys = iter(apply_all(loop, *operands)[len(types) - prim.consts :])
+    return [next(dys) if o.type.dtype.is_float else Zero(o.type) for o in outs]
 
 
 @zero_rule(While)
 def _while_zero(prim: While, operands: Sequence[Any]) -> Any:
-    return run_all(prim, [materialized(o) if isinstance(o, Zero) else o for o in operands])[prim.output]
+    return run_all(prim, [materialized(o) if isinstance(o, Zero) else o for o in operands])
 
 
 @transpose_rule(While)
@@ -366,9 +342,11 @@ def _while_transpose(prim: While, cts: Sequence[Any], operands: Sequence[Any]) -
 # batch: the carry is batched at axis 0 (broadcast where it is not), xs at axis 1, so the
 # body's slices are batched at 0; the body batched so gives carry and y slices at 0
 @batch_rule(Scan)
-def _scan_batch(prim: Scan, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
+def _scan_batch(
+    prim: Scan, operands: Sequence[Tracer], dims: Sequence[int | None]
+) -> tuple[list[Tracer], list[int | None]]:
     from shax.callees import batched
-    from shax.tracer import apply
+    from shax.tracer import apply_all
 
     size = next(o.type.shape[d] for o, d in zip(operands, dims) if d is not None)
     start = prim.consts + prim.carry
@@ -377,21 +355,24 @@ def _scan_batch(prim: Scan, operands: Sequence[Tracer], dims: Sequence[int | Non
     xs = [x if d is None else moveaxis(x, d, 1) for x, d in zip(operands[start:], dims[start:])]
     body_dims = (*dims[: prim.consts], *([0] * prim.carry), *(None if d is None else 0 for d in dims[start:]))
     vbody = batched(prim.body, body_dims, size)
-    result = apply(attrs.evolve(prim, body=vbody), *consts, *carry, *xs)
-    return result, 0 if prim.output < prim.carry else 1
+    results = apply_all(attrs.evolve(prim, body=vbody), *consts, *carry, *xs)
+    return results, [0 if k < prim.carry else 1 for k in range(len(results))]
 
 
 @batch_rule(While)
-def _while_batch(prim: While, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
+def _while_batch(
+    prim: While, operands: Sequence[Tracer], dims: Sequence[int | None]
+) -> tuple[list[Tracer], list[int | None]]:
     from shax.loop_bodies import while_batched
-    from shax.tracer import apply
+    from shax.tracer import apply_all
 
     size = next(o.type.shape[d] for o, d in zip(operands, dims) if d is not None)
     consts = list(operands[: prim.consts])
     carry = [batched_at(x, d, 0, size) for x, d in zip(operands[prim.consts :], dims[prim.consts :])]
     body_dims = (*dims[: prim.consts], *([0] * len(carry)))
     v = while_batched(prim.cond, prim.body, body_dims, size)
-    return apply(attrs.evolve(prim, cond=v.cond, body=v.body), *consts, *carry), 0
+    results = apply_all(attrs.evolve(prim, cond=v.cond, body=v.body), *consts, *carry)
+    return results, [0] * len(results)
 
 
 # codegen: a Python loop calling the body's compiled function (untested arguments: the
@@ -457,7 +438,7 @@ def _while_codegen(prim: While, site: Site, operands: Sequence[Operand]) -> str:
 
 # scan: its body's flops, once per iteration
 @cost_rule(Scan)
-def _scan_cost(prim: Scan, operands: Sequence[TensorType], out: TensorType) -> int:
+def _scan_cost(prim: Scan, operands: Sequence[TensorType], out: Any) -> int:
     from shax.callees import flops
 
     return prim.length * flops(prim.body)
@@ -465,7 +446,7 @@ def _scan_cost(prim: Scan, operands: Sequence[TensorType], out: TensorType) -> i
 
 # while: one iteration's (cond and body): the trip count is data, known only when it runs
 @cost_rule(While)
-def _while_cost(prim: While, operands: Sequence[TensorType], out: TensorType) -> int:
+def _while_cost(prim: While, operands: Sequence[TensorType], out: Any) -> int:
     from shax.callees import flops
 
     return flops(prim.cond) + flops(prim.body)

@@ -29,9 +29,8 @@ if TYPE_CHECKING:
 
 
 class BatchRule(Protocol):
-    def __call__(
-        self, prim: Any, operands: Sequence[Tracer], dims: Sequence[int | None], /
-    ) -> tuple[Tracer, int | None]: ...
+    def __call__(self, prim: Any, operands: Sequence[Tracer], dims: Sequence[int | None], /) -> tuple[Any, Any]:
+        """(value, its batch axis); for a `multi_result` primitive, (values, their axes)."""
 
 
 def never_batched(prim: Primitive, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:

@@ -22,7 +22,9 @@ from shax.types import TensorType
 
 
 class CostRule(Protocol):
-    def __call__(self, prim: Any, operands: Sequence[TensorType], out: TensorType, /) -> int: ...
+    def __call__(self, prim: Any, operands: Sequence[TensorType], out: Any, /) -> int:
+        """The flops of one run; `out` is the result's type (for a `multi_result`
+        primitive, the tuple of its results' types)."""
 
 
 # elementwise: one operation per result element

@@ -109,15 +109,18 @@ def materialized(tangent: Tangent) -> Any:
 
 class LinearizeRule(Protocol):
     def __call__(
-        self, prim: Any, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer, /
+        self, prim: Any, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Any, /
     ) -> Tangent | PrimalAndTangent:
-        """The result's tangent; some operand's tangent is not a Zero."""
+        """The result's tangent; some operand's tangent is not a Zero. For a `multi_result`
+        primitive, `out` is the list of its results and the rule gives a list of tangents
+        (or a PrimalAndTangent of lists)."""
 
 
 @attrs.frozen
 class PrimalAndTangent:
     """What a rule returns that computes the primal value its own way, in place of `out`
-    (a call runs its callee's forward definition, which also gives the activations)."""
+    (a call runs its callee's forward definition, which also gives the activations); for a
+    `multi_result` primitive, `value` and `tangent` are lists, one entry per result."""
 
     value: Any
     tangent: Any

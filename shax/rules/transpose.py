@@ -43,8 +43,8 @@ Operand = Any  # a Linear marker, or a tracer of the transposed program
 class TransposeRule(Protocol):
     def __call__(self, prim: Any, ct: Any, operands: Sequence[Operand], /) -> Sequence[Tracer | None]:
         """The operands' cotangents (None: not linear there) from the result's cotangent `ct`
-        (a tracer; for a `multi_output` primitive, the list of its outputs', None where an
-        output has none)."""
+        (a tracer; for a `multi_result` primitive, the list of its results', None where a
+        result has none)."""
 
 
 def not_linear(prim: Primitive, ct: Tracer, operands: Sequence[Operand]) -> Sequence[Tracer | None]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -29,7 +29,8 @@ from shax.types import TensorType, TooLarge
 
 
 class TypeRule(Protocol):
-    def __call__(self, prim: Any, operands: Sequence[TensorType], /) -> TensorType: ...
+    def __call__(self, prim: Any, operands: Sequence[TensorType], /) -> Any:
+        """The result's TensorType; a tuple of them for a `multi_result` primitive."""
 
 
 type_rules: RuleTable[TypeRule] = RuleTable("type")
@@ -39,6 +40,18 @@ type_rule = type_rules.register
 def result_type(prim: Primitive, *operand_types: TensorType) -> TensorType:
     """The type `prim` gives on operands of `operand_types` (a ShaxError if it rejects them,
     or if the result would be larger than any array can be)."""
+    if prim.multi_result:
+        raise prim.fail("has several results: ask for result_types", *operand_types)
+    return cast(TensorType, _checked(prim, operand_types))
+
+
+def result_types(prim: Primitive, *operand_types: TensorType) -> tuple[TensorType, ...]:
+    """The types of each of `prim`'s results (one for most primitives)."""
+    types = _checked(prim, operand_types)
+    return types if prim.multi_result else (types,)
+
+
+def _checked(prim: Primitive, operand_types: tuple[TensorType, ...]) -> Any:
     try:
         if not operand_types:
             # A constant: compared by identity, and remembering it would keep its array alive.
@@ -50,7 +63,7 @@ def result_type(prim: Primitive, *operand_types: TensorType) -> TensorType:
 
 # Bounded, so a long session with many shapes does not grow it without end.
 @functools.lru_cache(maxsize=4096)
-def _memoized(prim: Primitive, *operand_types: TensorType) -> TensorType:
+def _memoized(prim: Primitive, *operand_types: TensorType) -> Any:
     return type_rules[prim](prim, operand_types)
 
 

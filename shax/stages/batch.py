@@ -32,7 +32,7 @@ from shax.location import current_source
 from shax.primitive import Arg
 from shax.rules.batch import batch_rules, moveaxis
 from shax.stages.linearize import definition_of
-from shax.tracer import Trace, Tracer, emit, new_trace
+from shax.tracer import Trace, Tracer, emit_all, new_trace
 from shax.types import TensorType
 from shax.validation import check_well_formed
 from shax.walker import for_each_binding
@@ -62,11 +62,12 @@ def batch(defn: Definition, in_axes: Axes, axis_size: int, out_axes: Axes = 0) -
         def step(binding: Binding) -> None:
             if isinstance(binding.prim, Arg):
                 k = binding.prim.index
-                value, dim = _argument(binding, trace.args[k], in_dims[k], size)
+                results = [_argument(binding, trace.args[k], in_dims[k], size)]
             else:
                 operands, operand_dims = [values[a.id] for a in binding.args], [dims[a.id] for a in binding.args]
-                value, dim = _batch_binding(trace, binding, operands, operand_dims, size)
-            values[binding.var.id], dims[binding.var.id] = value, dim
+                results = _batch_binding(trace, binding, operands, operand_dims, size)
+            for var, (value, dim) in zip(binding.vars, results, strict=True):
+                values[var.id], dims[var.id] = value, dim
 
         for_each_binding("batch", defn.bindings, step)
         outputs = [
@@ -120,28 +121,36 @@ def _argument(binding: Binding, value: Tracer, dim: int | None, size: int) -> tu
 
 def _batch_binding(
     trace: Trace, binding: Binding, operands: list[Tracer], dims: list[int | None], size: int
-) -> tuple[Tracer, int | None]:
-    """The value of `binding` (not an argument) for the whole batch, and its batch axis."""
+) -> list[tuple[Tracer, int | None]]:
+    """The value of each result of `binding` (not an argument) for the whole batch, and its batch axis."""
     prim = binding.prim
     if all(d is None for d in dims):
-        value = emit(trace, prim, tuple(operands))
-        if value.type != binding.var.type:
-            raise ShaxTypeError(f"annotated {binding.var.type}, but the operation gives {value.type}")
-        return value, None
-    value, dim = batch_rules[prim](prim, operands, dims)
-    t = type_of(binding.var)
-    expected: TensorType | None
-    if dim is None:
-        expected = t
-    elif isinstance(dim, int) and 0 <= dim <= t.rank:
-        expected = batched_type(t, dim, size)
+        values = emit_all(trace, prim, tuple(operands))
+        for value, var in zip(values, binding.vars, strict=True):
+            if value.type != var.type:
+                raise ShaxTypeError(f"annotated {var.type}, but the operation gives {value.type}")
+        return [(value, None) for value in values]
+    if prim.multi_result:  # the rule gives a list of values and one of their axes
+        values, value_dims = batch_rules[prim](prim, operands, dims)
+        if len(values) != len(binding.vars) or len(value_dims) != len(binding.vars):
+            raise ShaxTypeError(f"the batching rule of {prim.name} gave {len(values)} results, not {len(binding.vars)}")
     else:
-        expected = None
-    if not isinstance(value, Tracer) or value.trace is not trace or value.type != expected:
-        raise ShaxTypeError(
-            f"the batching rule of {prim.name} gave {value!r} with batch axis {dim}, not a batch of {size} {t}"
-        )
-    return value, dim
+        value, dim = batch_rules[prim](prim, operands, dims)
+        values, value_dims = [value], [dim]
+    for value, dim, var in zip(values, value_dims, binding.vars):
+        t = type_of(var)
+        expected: TensorType | None
+        if dim is None:
+            expected = t
+        elif isinstance(dim, int) and 0 <= dim <= t.rank:
+            expected = batched_type(t, dim, size)
+        else:
+            expected = None
+        if not isinstance(value, Tracer) or value.trace is not trace or value.type != expected:
+            raise ShaxTypeError(
+                f"the batching rule of {prim.name} gave {value!r} with batch axis {dim}, not a batch of {size} {t}"
+            )
+    return list(zip(values, value_dims))
 
 
 def _output(

@@ -57,7 +57,8 @@ def check_linear(defn: Definition | LinearizedDefinition, num_linear: int | None
 def _check(defn: Definition, num_linear: int, checked: set[tuple[int, int]]) -> None:
     kind: dict[int, _Kind] = {}  # var id -> its kind
     for b in defn.bindings:
-        kind[b.var.id] = _kind_of(defn, b, num_linear, kind)
+        found = _kind_of(defn, b, num_linear, kind)
+        kind.update((v.id, found) for v in b.vars)
         if isinstance(b.prim, Call) and b.prim.linear and (id(b.prim.defn), b.prim.linear) not in checked:
             checked.add((id(b.prim.defn), b.prim.linear))
             _check(b.prim.defn, b.prim.linear, checked)
@@ -102,7 +103,7 @@ def _kind_of(defn: Definition, b: Binding, num_linear: int, kind: dict[int, _Kin
 
 def _what(defn: Definition, var_id: int, num_linear: int) -> str:
     for b in defn.bindings:
-        if b.var.id == var_id and isinstance(b.prim, Arg) and b.prim.index >= num_linear:
+        if isinstance(b.prim, Arg) and b.vars[0].id == var_id and b.prim.index >= num_linear:
             return f"the residual x{var_id}"
     return f"x{var_id}"
 

@@ -12,7 +12,7 @@ from shax.errors import ShaxValueError
 from shax.gcpause import collector_paused
 from shax.ir import Binding, Definition, Var
 from shax.types import TensorType
-from shax.validation import binding_type, check_outputs, expect_definition, parts_checked
+from shax.validation import binding_types, check_outputs, expect_definition, parts_checked
 from shax.walker import for_each_binding
 from shax.well_typed import mark_well_typed
 
@@ -25,14 +25,16 @@ def infer_types(defn: Definition) -> Definition:
     typed: list[Binding] = []
 
     def infer(binding: Binding) -> None:
-        if binding.var.id in env:
-            raise ShaxValueError(f"x{binding.var.id} is bound twice")
-        t = binding_type(defn, binding, tuple([env.get(a.id) for a in binding.args]))
-        env[binding.var.id] = t
-        var = typed_vars[binding.var.id] = Var(binding.var.id, t)
-        typed.append(
-            Binding(var, binding.prim, tuple([typed_vars[a.id] for a in binding.args]), binding.source, binding.origin)
-        )
+        for var in binding.vars:
+            if var.id in env:
+                raise ShaxValueError(f"x{var.id} is bound twice")
+        types = binding_types(defn, binding, tuple([env.get(a.id) for a in binding.args]))
+        results = []
+        for var, t in zip(binding.vars, types):
+            env[var.id] = t
+            results.append(typed_vars.setdefault(var.id, Var(var.id, t)))
+        args = tuple([typed_vars[a.id] for a in binding.args])
+        typed.append(Binding(tuple(results), binding.prim, args, binding.source, binding.origin))
 
     with parts_checked("infer_types", defn):
         for_each_binding("infer_types", defn.bindings, infer, records=False)

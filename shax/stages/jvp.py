@@ -51,11 +51,13 @@ def jvp(defn: Definition, wrt: Sequence[int] | None = None) -> Definition:
 
         def step(binding: Binding) -> None:
             if isinstance(binding.prim, Arg):
-                value, tangent = trace.args[binding.prim.index], arg_tangents[binding.prim.index]
-            else:
-                operands = [values[a.id] for a in binding.args]
-                value, tangent = linearize_binding(both, binding, operands, [tangents[a.id] for a in binding.args])
-            values[binding.var.id], tangents[binding.var.id] = value, tangent
+                var = binding.vars[0]
+                values[var.id], tangents[var.id] = trace.args[binding.prim.index], arg_tangents[binding.prim.index]
+                return
+            operands = [values[a.id] for a in binding.args]
+            results = linearize_binding(both, binding, operands, [tangents[a.id] for a in binding.args])
+            for var, (value, tangent) in zip(binding.vars, results, strict=True):
+                values[var.id], tangents[var.id] = value, tangent
 
         with linearizing(both):
             for_each_binding("linearize", defn.bindings, step)  # its rules are linearize rules

@@ -37,7 +37,7 @@ from shax.primitive import Arg
 from shax.primitives import Broadcast, Constant
 from shax.rules.linearize import PrimalAndTangent, Tangent, Zero, linearize_rules, linearizing
 from shax.sharing import recover_sharing
-from shax.tracer import Trace, Tracer, emit, lift, new_trace
+from shax.tracer import Trace, Tracer, cons_key, emit, emit_all, lift, new_trace
 from shax.types import TensorType
 from shax.validation import check_linearized, check_well_formed
 from shax.walker import for_each_binding
@@ -60,11 +60,13 @@ def linearize(defn: Definition, wrt: Sequence[int] | None = None) -> LinearizedD
 
         def step(binding: Binding) -> None:
             if isinstance(binding.prim, Arg):
-                value, tangent = primal.args[binding.prim.index], arg_tangents[binding.prim.index]
-            else:
-                operands = [values[a.id] for a in binding.args]
-                value, tangent = linearize_binding(cross, binding, operands, [tangents[a.id] for a in binding.args])
-            values[binding.var.id], tangents[binding.var.id] = value, tangent
+                var = binding.vars[0]
+                values[var.id], tangents[var.id] = primal.args[binding.prim.index], arg_tangents[binding.prim.index]
+                return
+            operands = [values[a.id] for a in binding.args]
+            results = linearize_binding(cross, binding, operands, [tangents[a.id] for a in binding.args])
+            for var, (value, tangent) in zip(binding.vars, results, strict=True):
+                values[var.id], tangents[var.id] = value, tangent
 
         with linearizing(cross):
             for_each_binding("linearize", defn.bindings, step)
@@ -98,14 +100,17 @@ def first_uses(linear: Trace, outputs: Sequence[Tracer]) -> list[int]:
 
 
 def reachable(outputs: Sequence[Tracer]) -> set[int]:
-    """The ids of the nodes `outputs` are computed from (and of `outputs`)."""
-    found = {id(o) for o in outputs}
+    """The ids of the nodes `outputs` are computed from (and of `outputs`); a result of an
+    operation with several brings them all (one binding computes them)."""
+    found: set[int] = set()
     stack = list(outputs)
     while stack:
-        for operand in stack.pop().args:
-            if id(operand) not in found:
-                found.add(id(operand))
-                stack.append(operand)
+        node = stack.pop()
+        if id(node) in found:
+            continue
+        for result in node.siblings or (node,):
+            found.add(id(result))
+        stack.extend(operand for operand in node.args if id(operand) not in found)
     return found
 
 
@@ -145,13 +150,14 @@ def residuals_marked(linear: Definition, primal: Definition, num_tangents: int, 
     residuals) with each residual argument's binding marked with the primal binding whose
     value it receives (its origin, and its user's line)."""
     saved = {v.id: None for v in primal.outputs[num_outputs:]}
-    found = {b.var.id: b for b in primal.bindings if b.var.id in saved}
+    found = {v.id: b for b in primal.bindings for v in b.vars if v.id in saved}
 
     def marked(b: Binding) -> Binding:
         if not (isinstance(b.prim, Arg) and b.prim.index >= num_tangents):
             return b
-        kept = found[primal.outputs[num_outputs + b.prim.index - num_tangents].id]
-        return Binding(b.var, b.prim, b.args, kept.source, f"residual: saves x{kept.var.id} of {primal.name}")
+        var = primal.outputs[num_outputs + b.prim.index - num_tangents]
+        kept = found[var.id]
+        return Binding(b.vars, b.prim, b.args, kept.source, f"residual: saves x{var.id} of {primal.name}")
 
     return attrs.evolve(linear, bindings=tuple(map(marked, linear.bindings)))
 
@@ -187,33 +193,47 @@ def checked_wrt(defn: Definition, wrt: Any) -> tuple[int, ...]:
 
 def linearize_binding(
     cross: Crossing, binding: Binding, operands: list[Tracer], operand_tangents: list[Tangent]
-) -> tuple[Tracer, Tangent]:
-    """The value of `binding` (not an argument) in the primal trace, and its tangent."""
+) -> list[tuple[Tracer, Tangent]]:
+    """The value of each result of `binding` (not an argument) in the primal trace, and its tangent."""
     primal, linear = cross.primal, cross.linear
     prim = binding.prim
-    value = emit(primal, prim, tuple(operands))
-    # A copy of the binding (perhaps hash-consed with what a rule emitted before): it comes
-    # from where the binding came from, not from linearize's rule.
-    value.source, value.origin = binding.source, binding.origin
-    if value.type != binding.var.type:
-        raise ShaxTypeError(f"annotated {binding.var.type}, but the operation gives {value.type}")
+    values = emit_all(primal, prim, tuple(operands))
+    for value, var in zip(values, binding.vars, strict=True):
+        # A copy of the binding (perhaps hash-consed with what a rule emitted before): it
+        # comes from where the binding came from, not from linearize's rule.
+        value.source, value.origin = binding.source, binding.origin
+        if value.type != var.type:
+            raise ShaxTypeError(f"annotated {var.type}, but the operation gives {value.type}")
     if operand_tangents and all(isinstance(t, Zero) for t in operand_tangents):
-        return value, Zero(value.type)
-    tangent = linearize_rules[prim](prim, operands, operand_tangents, value)
-    if isinstance(tangent, PrimalAndTangent):  # the rule computed the primal value its own way
-        if not isinstance(tangent.value, Tracer) or tangent.value.type != value.type:
-            raise ShaxTypeError(f"the linearize rule of {prim.name} gave {tangent.value!r}, not a {value.type} value")
-        if tangent.value is not value and prim.has_effect():  # its effects run in the rule's value instead
-            primal.effects = [e for e in primal.effects if e is not value]
-        value, tangent = tangent.value, tangent.tangent
+        return [(value, Zero(value.type)) for value in values]
+    multi = prim.multi_result
+    result = linearize_rules[prim](prim, operands, operand_tangents, values if multi else values[0])
+    if isinstance(result, PrimalAndTangent):  # the rule computed the primal values its own way
+        given, tangents = (result.value, result.tangent) if multi else ([result.value], [result.tangent])
+        if len(given) != len(values) or any(
+            not isinstance(g, Tracer) or g.type != v.type for g, v in zip(given, values)
+        ):
+            shown = ", ".join(str(v.type) for v in values)
+            raise ShaxTypeError(f"the linearize rule of {prim.name} gave {given!r}, not values of type ({shown})")
+        if prim.has_effect() and (not values or given[0] is not values[0]):  # its effects run in the rule's instead
+            recorded = primal.table.get(cons_key(prim, tuple(operands)))
+            primal.effects = [e for e in primal.effects if e is not recorded]
+        values = list(given)
+    else:
+        tangents = result if multi else [result]
     if len(linear.captured) != cross.crossed:
         raise ShaxTypeError(
             f"the linearize rule of {prim.name} used a primal value in the linear program without residual()"
         )
-    tangent_type = tangent.type if isinstance(tangent, (Zero, Tracer)) else None
-    if tangent_type != value.type or (isinstance(tangent, Tracer) and tangent.trace is not linear):
-        raise ShaxTypeError(f"the linearize rule of {prim.name} gave {tangent!r}, not a {value.type} tangent")
-    return value, tangent
+    if len(tangents) != len(values):
+        raise ShaxTypeError(
+            f"the linearize rule of {prim.name} gave {len(tangents)} tangents for {len(values)} results"
+        )
+    for tangent, value in zip(tangents, values):
+        tangent_type = tangent.type if isinstance(tangent, (Zero, Tracer)) else None
+        if tangent_type != value.type or (isinstance(tangent, Tracer) and tangent.trace is not linear):
+            raise ShaxTypeError(f"the linearize rule of {prim.name} gave {tangent!r}, not a {value.type} tangent")
+    return list(zip(values, tangents))
 
 
 class Crossing:

@@ -19,19 +19,19 @@ One pass each way: linear time.
 from __future__ import annotations
 
 import enum
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from shax.errors import ShaxError, ShaxTypeError
 from shax.gcpause import collector_paused
-from shax.ir import Binding, Definition, LinearizedDefinition, type_of
-from shax.primitive import Arg, Linearity, MultiOutput, Primitive
+from shax.ir import Binding, Definition, LinearizedDefinition, Var, type_of
+from shax.primitive import Arg, Linearity, Primitive
 from shax.primitives import Constant
 from shax.rules.linearize import linearizing
 from shax.rules.transpose import Linear, check_linear_operands, transpose_rules
 from shax.stages.linearize import definition_of, residuals_marked, zeros_in
-from shax.tracer import Trace, Tracer, emit, new_trace
+from shax.tracer import Trace, Tracer, emit, emit_all, new_trace
 from shax.types import TensorType
 from shax.validation import check_linearized
 from shax.walker import for_each_binding
@@ -60,9 +60,8 @@ def transpose(lin: LinearizedDefinition) -> LinearizedDefinition:
                 raise ShaxTypeError(f"transpose: {linear.name} is not linear: it {message}")
             if state.kind[v.id] is Kind.LINEAR:
                 _accumulate(state.cotangents, v.id, trace.args[k])
-        # Backwards, the bindings a cotangent reaches (not residuals, values, zeros), and
-        # the first binding of each multi-output operation whose other outputs one reaches.
-        reached = (b for b in reversed(linear.bindings) if b.var.id in state.cotangents or b.var.id in state.pending)
+        # Backwards, the bindings a cotangent reaches (not residuals, values, zeros).
+        reached = (b for b in reversed(linear.bindings) if any(v.id in state.cotangents for v in b.vars))
         with linearizing(_Transposing(trace)):  # rules may apply linear operations to zeros
             for_each_binding("transpose", reached, state.backward)
         results = [
@@ -81,24 +80,30 @@ class _State:
         self.num_tangents = num_tangents
         # Arguments of the transposed definition: the output cotangents, then the residuals.
         self.first_residual = len(linear.outputs)
-        self.types: dict[int, TensorType] = {b.var.id: type_of(b.var) for b in linear.bindings}  # var id -> type
+        self.types: dict[int, TensorType] = {
+            v.id: type_of(v) for b in linear.bindings for v in b.vars
+        }  # var id -> type
         self.kind: dict[int, Kind] = {}  # var id -> its kind
         self.values: dict[int, Tracer] = {}  # var id of a zero or a value -> it, recomputed forward
         self.cotangents: dict[int, Tracer] = {}  # var id of a linear value -> its cotangent so far
         self.arg_cotangents: dict[int, Tracer] = {}  # tangent input index -> its cotangent so far
-        # A multi-output operation (`Primitive.multi_output`) is transposed once, at its first
-        # binding, when every output's cotangent is complete (their uses all come later).
-        # (group key, operand var ids) -> the var id of its first binding
-        self.first: dict[tuple[Any, ...], int] = {}
-        for b in linear.bindings:
-            if b.prim.multi_output:
-                self.first.setdefault(_group(b), b.var.id)
-        self.group_cts: dict[tuple[Any, ...], dict[int, Tracer]] = {}  # group -> output -> its cotangent
-        self.pending: set[int] = set()  # first bindings of groups whose other outputs have cotangents
 
     def forward(self, binding: Binding) -> None:
-        """Classify `binding`; recompute it forward unless it is linear."""
-        prim, var = binding.prim, binding.var
+        """Classify `binding`'s results (all of one kind); recompute them forward unless linear."""
+        prim = binding.prim
+        if not prim.multi_result:
+            self._forward_one(binding, binding.vars[0])
+            return
+        kinds = [self.kind[a.id] for a in binding.args]
+        kind = Kind.LINEAR if Kind.LINEAR in kinds else self._kind_of(prim, kinds)
+        for var in binding.vars:
+            self.kind[var.id] = kind
+        if kind is not Kind.LINEAR:
+            values = emit_all(self.trace, prim, tuple(self.values[a.id] for a in binding.args))
+            self.values.update(zip([v.id for v in binding.vars], values))
+
+    def _forward_one(self, binding: Binding, var: Var) -> None:
+        prim = binding.prim
         if isinstance(prim, Arg) and prim.index < self.num_tangents:
             if not type_of(var).dtype.is_float:
                 raise ShaxTypeError(f"a tangent input must be a float tensor, not {var.type}")
@@ -116,35 +121,30 @@ class _State:
         if Kind.LINEAR in kinds:
             self.kind[var.id] = Kind.LINEAR
             return
-        # A linear operation on zeros is zero, whatever its non-differentiable operands are
-        # (a select's predicate).
+        self.kind[var.id] = self._kind_of(prim, kinds)
+        self.values[var.id] = emit(self.trace, prim, tuple(self.values[a.id] for a in binding.args))
+
+    def _kind_of(self, prim: Primitive, kinds: list[Kind]) -> Kind:
+        """ZERO or VALUE, for an operation none of whose operands is linear: a linear
+        operation on zeros is zero, whatever its non-differentiable operands are (a
+        select's predicate)."""
         linear = prim.linear_operands
         linear_in_zeros = bool(linear) and all(
             kinds[k] is Kind.ZERO if k in linear else prim.operand_linearity[k] is Linearity.NON_DIFFERENTIABLE
             for k in range(len(kinds))
         )
-        self.kind[var.id] = Kind.ZERO if linear_in_zeros else Kind.VALUE
-        self.values[var.id] = emit(self.trace, prim, tuple(self.values[a.id] for a in binding.args))
+        return Kind.ZERO if linear_in_zeros else Kind.VALUE
 
     def backward(self, binding: Binding) -> None:
-        """Hand the cotangent of a binding's result (it has one) to its linear operands."""
-        ct: Any = self.cotangents.pop(binding.var.id, None)
+        """Hand the cotangents of a binding's results (one has one) to its linear operands;
+        an operation of several results gets a list of them, None where none reached."""
+        cts = [self.cotangents.pop(v.id, None) for v in binding.vars]
         prim = binding.prim
         if isinstance(prim, Arg):
-            _accumulate(self.arg_cotangents, prim.index, ct)
+            assert cts[0] is not None, "a binding is reached only with a cotangent"
+            _accumulate(self.arg_cotangents, prim.index, cts[0])
             return
-        if prim.multi_output:
-            outputs = cast(MultiOutput, prim)
-            group = _group(binding)
-            cts = self.group_cts.setdefault(group, {})
-            if ct is not None:
-                cts[outputs.output] = ct
-            first = self.first[group]
-            if binding.var.id != first:
-                self.pending.add(first)
-                return
-            del self.group_cts[group]
-            ct = [cts.get(k) for k in range(outputs.num_outputs)]
+        ct: Any = cts if prim.multi_result else cts[0]
         operands = [self._operand(prim, k, a.id) for k, a in enumerate(binding.args)]
         check_linear_operands(prim, operands)
         operand_cts = transpose_rules[prim](prim, ct, operands)
@@ -176,10 +176,6 @@ class _Transposing:
 
     def zeros(self, t: TensorType) -> Tracer:
         return zeros_in(self.trace, t)
-
-
-def _group(binding: Binding) -> tuple[Any, ...]:
-    return (binding.prim.group_key(), *(a.id for a in binding.args))
 
 
 def _accumulate(cotangents: dict[int, Tracer], key: int, ct: Tracer) -> None:

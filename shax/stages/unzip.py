@@ -28,7 +28,7 @@ from shax.ir import Binding, Definition, LinearizedDefinition, type_of
 from shax.location import current_source
 from shax.primitive import Arg
 from shax.stages.linearize import first_uses, split
-from shax.tracer import Trace, Tracer, emit, new_trace
+from shax.tracer import Trace, Tracer, emit_all, new_trace
 from shax.validation import check_well_formed
 
 Policy = Callable[..., bool]  # (prim, *operand types) -> whether its value is saved
@@ -69,7 +69,7 @@ class _Unzipping:
         self.primal = primal
         self.linear = linear
         self.policy = policy
-        self.binding: dict[int, Binding] = {b.var.id: b for b in defn.bindings}  # var id -> its binding
+        self.binding: dict[int, Binding] = {v.id: b for b in defn.bindings for v in b.vars}  # var id -> its binding
         self.constant: set[int] = set()  # var ids of primal values that depend on no argument
         self.primal_value: dict[int, Tracer] = {}  # var id of a primal value -> it, in the primal trace
         self.linear_values: dict[int, Tracer] = {}  # var id -> its value in the linear trace
@@ -78,17 +78,18 @@ class _Unzipping:
         prim, args = b.prim, b.args
         if isinstance(prim, Arg):
             if prim.index < self.n:
-                self.primal_value[b.var.id] = self.primal.args[prim.index]
+                self.primal_value[b.vars[0].id] = self.primal.args[prim.index]
             else:
-                self.linear_values[b.var.id] = self.linear.args[prim.index - self.n]
+                self.linear_values[b.vars[0].id] = self.linear.args[prim.index - self.n]
             return
         if any(a.id in self.linear_values and a.id not in self.primal_value for a in args):
             operands = [self.linear_value(a.id) for a in args]
-            self.linear_values[b.var.id] = _copy(self.linear, b, operands)
+            self.linear_values.update(zip([v.id for v in b.vars], _copy(self.linear, b, operands)))
             return
         if all(a.id in self.constant for a in args):
-            self.constant.add(b.var.id)
-        self.primal_value[b.var.id] = _copy(self.primal, b, [self.primal_value[a.id] for a in args])
+            self.constant.update(v.id for v in b.vars)
+        values = _copy(self.primal, b, [self.primal_value[a.id] for a in args])
+        self.primal_value.update(zip([v.id for v in b.vars], values))
 
     def linear_value(self, var_id: int) -> Tracer:
         """The value of `var_id` in the linear program; a primal value crosses (once)."""
@@ -99,7 +100,7 @@ class _Unzipping:
                 stack.pop()
                 continue
             b = self.binding[top]
-            if self._saved(b):
+            if self._saved(b, top):
                 self.linear_values[top] = self.linear.capture(self.primal_value[top])
                 continue
             waiting = [a.id for a in b.args if a.id not in self.linear_values]
@@ -109,19 +110,22 @@ class _Unzipping:
             recomputed = (
                 None if top in self.constant else f"recomputed by the checkpoint policy: {b.origin or 'user code'}"
             )
-            self.linear_values[top] = _copy(self.linear, b, [self.linear_values[a.id] for a in b.args], recomputed)
+            values = _copy(self.linear, b, [self.linear_values[a.id] for a in b.args], recomputed)
+            self.linear_values.update(zip([v.id for v in b.vars], values))
         return self.linear_values[var_id]
 
-    def _saved(self, b: Binding) -> bool:
-        if b.var.id in self.constant:
+    def _saved(self, b: Binding, var_id: int) -> bool:
+        if var_id in self.constant:
             return False
         if isinstance(b.prim, Arg) or self.policy is None:
             return True
-        return bool(self.policy(b.prim, *(type_of(self.binding[a.id].var) for a in b.args)))
+        types = [type_of(next(v for v in self.binding[a.id].vars if v.id == a.id)) for a in b.args]
+        return bool(self.policy(b.prim, *types))
 
 
-def _copy(trace: Trace, b: Binding, operands: Sequence[Tracer], origin: str | None = None) -> Tracer:
-    """`b` on `operands` in `trace`, from where `b` came from (or from `origin`)."""
-    node = emit(trace, b.prim, tuple(operands))
-    node.source, node.origin = b.source, origin or b.origin
-    return node
+def _copy(trace: Trace, b: Binding, operands: Sequence[Tracer], origin: str | None = None) -> list[Tracer]:
+    """`b` on `operands` in `trace`, from where `b` came from (or from `origin`): its results."""
+    nodes = emit_all(trace, b.prim, tuple(operands))
+    for node in nodes:
+        node.source, node.origin = b.source, origin or b.origin
+    return nodes

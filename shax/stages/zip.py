@@ -29,17 +29,18 @@ def zip_definitions(lin: LinearizedDefinition) -> Definition:
     builder = Builder()
     primal_var: dict[int, Var] = {}  # primal var id -> its var in the zipped definition
     for b in primal.bindings:
-        primal_var[b.var.id] = builder.keep(b, [primal_var[a.id] for a in b.args])
+        primal_var.update(zip([v.id for v in b.vars], builder.keep_all(b, [primal_var[a.id] for a in b.args])))
     residuals = [primal_var[v.id] for v in primal.outputs[num_outputs:]]
     linear_var: dict[int, Var] = {}  # linear var id -> its var in the zipped definition
     for b in linear.bindings:
         prim = b.prim
         if isinstance(prim, Arg) and prim.index >= num_linear_args:
-            linear_var[b.var.id] = residuals[prim.index - num_linear_args]
+            linear_var[b.vars[0].id] = residuals[prim.index - num_linear_args]
             continue
         if isinstance(prim, Arg):
             prim = Arg(len(primal.arg_types) + prim.index)
-        linear_var[b.var.id] = builder.emit(prim, [linear_var[a.id] for a in b.args], b.var.type, b.source, b.origin)
+        emitted = builder.emit_like(b, [linear_var[a.id] for a in b.args], prim)
+        linear_var.update(zip([v.id for v in b.vars], emitted))
     outputs = [primal_var[v.id] for v in primal.outputs[:num_outputs]] + [linear_var[v.id] for v in linear.outputs]
     zipped = builder.build(
         f"{primal.name}_{linear.name}",

@@ -33,7 +33,7 @@ from shax.location import current_source
 from shax.passes import cleanup
 from shax.primitives.custom import CustomJVP, CustomVJP, Rule
 from shax.pytree import TreeDef, flatten, unflatten
-from shax.tracer import Tracer, apply_each
+from shax.tracer import Tracer, apply_all
 from shax.tracing import check_arity, check_function, function_location, function_name
 from shax.transforms.arguments import abstract_arguments
 from shax.transforms.staging import stage
@@ -115,7 +115,7 @@ class _Custom:
             except ShaxError as error:
                 raise at(error, current_source()) from None
             self._built[key] = built
-        return unflatten(built.out_tree, apply_each(built.prim.outputs_of(), *leaves))
+        return unflatten(built.out_tree, apply_all(built.prim, *leaves))
 
     def _check_ready(self) -> None:
         raise NotImplementedError

@@ -42,7 +42,7 @@ from shax.passes import cleanup
 from shax.primitives import Arg, Call
 from shax.printing import called_definitions
 from shax.stages import linearize, transpose
-from shax.tracer import Tracer, apply
+from shax.tracer import Tracer, apply_all, re_record
 from shax.transforms.subgraph import CallSiteInfo, position_of, typed_callee
 from shax.well_typed import mark_well_typed
 
@@ -98,10 +98,12 @@ class GradGraphInfo:
             return evaluate(forward, *site.inputs)[n:]
         # Re-point the call site to the forward graph returning the activations: its
         # outputs are the same values, and now one call computes them with the activations.
-        for k, out in enumerate(site.outputs):
-            if isinstance(out, Tracer) and isinstance(out.prim, Call) and out.prim.defn is site.called_graph:
-                out.prim = Call(forward, k)
-        return [apply(Call(forward, n + j), *site.inputs) for j in range(len(self.expected_inputs))]
+        outputs = list(site.outputs)
+        if all(
+            isinstance(o, Tracer) and isinstance(o.prim, Call) and o.prim.defn is site.called_graph for o in outputs
+        ):
+            return re_record(outputs, Call(forward), *site.inputs)[n:]
+        return apply_all(Call(forward), *site.inputs)[n:]
 
     def fwd_graph_ins_to_grad_parent_outs(self, grad_call_info: CallSiteInfo) -> dict[Var, Any]:
         """Each required argument var of the forward graph -> its gradient at that call of `graph`."""
@@ -284,7 +286,7 @@ def _with_arguments_of(defn: Definition, original: Definition) -> Definition:
     names, read = original.inputs, defn.inputs
     if all(v is not None and (name is None or v.id == name.id) for v, name in zip(read, names)):
         return defn
-    fresh = itertools.count(1 + max((b.var.id for b in (*original.bindings, *defn.bindings)), default=-1))
+    fresh = itertools.count(1 + max((v.id for b in (*original.bindings, *defn.bindings) for v in b.vars), default=-1))
     chosen = [name.id if name is not None else next(fresh) for name in names]
     bindings = [
         Binding(Var(chosen[k], t), Arg(k), ()) for k, (t, v) in enumerate(zip(defn.arg_types, read)) if v is None
@@ -292,8 +294,11 @@ def _with_arguments_of(defn: Definition, original: Definition) -> Definition:
     renamed: dict[int, Var] = {}  # var id in defn -> its var in the result
     for b in defn.bindings:
         prim = b.prim
-        first_read = isinstance(prim, Arg) and b.var is read[prim.index]
-        renamed[b.var.id] = Var(chosen[prim.index] if isinstance(prim, Arg) and first_read else next(fresh), b.var.type)
-        bindings.append(Binding(renamed[b.var.id], b.prim, tuple(renamed[a.id] for a in b.args), b.source))
+        first_read = isinstance(prim, Arg) and b.vars[0] is read[prim.index]
+        for var in b.vars:
+            renamed[var.id] = Var(chosen[prim.index] if isinstance(prim, Arg) and first_read else next(fresh), var.type)
+        bindings.append(
+            Binding(tuple(renamed[v.id] for v in b.vars), b.prim, tuple(renamed[a.id] for a in b.args), b.source)
+        )
     outputs = tuple(Var(renamed[v.id].id, v.type) for v in defn.outputs)
     return mark_well_typed(Definition(defn.name, defn.arg_types, tuple(bindings), outputs))

@@ -51,15 +51,16 @@ def saved_residuals(f: Callable[..., Any], *args: Any) -> list[SavedResidual]:
 def residuals_of(linear: Definition, num_tangents: int) -> list[SavedResidual]:
     """The residual arguments of `linear` (those after its `num_tangents` tangents)."""
     reader: dict[int, str | None] = {}  # residual var id -> the origin of its first reader
-    residual_vars = {b.var.id for b in linear.bindings if isinstance(b.prim, Arg) and b.prim.index >= num_tangents}
+    residual_vars = {b.vars[0].id for b in linear.bindings if isinstance(b.prim, Arg) and b.prim.index >= num_tangents}
     for b in linear.bindings:
         for a in b.args:
             if a.id in residual_vars:
                 reader.setdefault(a.id, b.origin)
     found = []
     for b in linear.bindings:
-        if b.var.id in residual_vars and b.var.type is not None:
-            t = b.var.type
+        var = b.vars[0] if isinstance(b.prim, Arg) else None
+        if var is not None and var.id in residual_vars and var.type is not None:
+            t = var.type
             size = int(np.prod(t.shape, dtype=np.int64)) * np.dtype(t.dtype.numpy).itemsize
-            found.append((b.prim.index, SavedResidual(t, size, b.source, reader.get(b.var.id))))  # type: ignore[attr-defined]
+            found.append((b.prim.index, SavedResidual(t, size, b.source, reader.get(var.id))))  # type: ignore[attr-defined]
     return [r for _, r in sorted(found, key=lambda pair: pair[0])]

@@ -28,7 +28,7 @@ from shax.passes import cleanup
 from shax.primitives import Call
 from shax.pytree import TreeDef, flatten, unflatten
 from shax.stages import check_types
-from shax.tracer import Tracer, apply_each
+from shax.tracer import Tracer, apply_all
 from shax.tracing import function_name
 from shax.transforms.staging import stage
 from shax.transforms.transformed import Transformed
@@ -124,7 +124,7 @@ def call_with_info(defn: Definition, *args: Any, inputs_dict: Mapping[Any, Any] 
         callee = typed_callee("call", defn)
         operands = _operands("call", callee, args, inputs_dict)
         if any(isinstance(o, Tracer) for o in operands):
-            outputs = tuple(apply_each(Call(callee).outputs_of(callee), *operands))
+            outputs = tuple(apply_all(Call(callee), *operands))
         else:
             outputs = tuple(evaluate(callee, *operands))
     except ShaxError as error:
@@ -178,7 +178,7 @@ class _BuiltSubgraph:
         if not any(isinstance(o, Tracer) for o in operands):
             return unflatten(self.out_tree, evaluate(self.defn, *operands))
         operands = _operands("subgraph", self.defn, operands, None)
-        return unflatten(self.out_tree, apply_each(Call(self.defn).outputs_of(self.defn), *operands))
+        return unflatten(self.out_tree, apply_all(Call(self.defn), *operands))
 
 
 def subgraph(fn: Callable[..., Any]) -> Subgraph:
