@@ -73,7 +73,11 @@ SCRIPT = """
   const data = JSON.parse(root.querySelector("script.shax-data").textContent);
   const S = data.s, D = data.d, OPS = data.ops, LIMIT = LIMIT_VALUE, CHUNK = 200;
   const rows = [], defnOf = [];
-  D.forEach(function (d, k) { d.start = rows.length; for (const r of d.b) { rows.push(r); defnOf.push(k); } });
+  D.forEach(function (d, k) {
+    d.start = rows.length;
+    for (const r of d.b) { rows.push(r); defnOf.push(k); }
+    if (d.h) d.hidden = new Map(d.h);  // position -> 1 (the learner answers it) or 2 (only hidden)
+  });
   const elements = new Map();  // binding -> its spans (a definition shown in two stages has two)
   let lit = new Map(), selectedSpan = null, byKey = null, byFamily = null;
   const esc = t => t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
@@ -108,19 +112,20 @@ SCRIPT = """
     const text = S[t];
     return ' :: <span class="t-' + text.split("[")[0] + '">' + esc(text) + "</span>";
   }
-  function show(d) {
-    const head = "def " + esc(S[d.n]) + "(", pad = " ".repeat(S[d.n].length + 5);
-    const args = d.a.map((t, k) => "arg" + k + typed(t));
-    const lines = [head + args.join(", \\n" + pad) + ") ="];
-    d.b.forEach(function (r, j) {
-      const operands = [];
-      for (let a = 6; a < r.length; a++) operands.push(name(d, r[0] - r[a]));
-      const op = [S[OPS[r[2]][0]], ...operands].join(" ");
-      const prov = data.provenance ? '  <span class="prov">-- ' + esc(S[r[3]]) + "</span>" : "";
-      lines.push((j ? "      " : "  let ") + '<span class="b" data-i="' + (d.start + j) + '">' + esc(name(d, r[0]))
-        + typed(r[1]) + " = " + esc(op) + "</span>" + prov);
-    });
-    lines.push("  in [" + d.o.map(v => esc(name(d, v))).join(", ") + "]");
+  function line(d, j) {  // binding j of d, as printed; a hidden one (an exercise) as a blank to fill
+    const r = d.b[j], i = d.start + j, mode = d.hidden ? d.hidden.get(j) : undefined;
+    const head = '<span class="b' + (mode ? " hidden" : "") + '" data-i="' + i + '">' + esc(name(d, r[0]))
+      + typed(r[1]) + " = ";
+    const prov = data.provenance ? '  <span class="prov">-- ' + esc(S[r[3]]) + "</span>" : "";
+    if (mode === 1) return head + '</span><input class="answer" data-i="' + i + '" size="36" spellcheck="false"'
+      + ' placeholder="type this binding, e.g. mul x1 x2"><button class="check" data-i="' + i + '">check</button>'
+      + '<span class="verdict" data-i="' + i + '"></span>' + prov;
+    if (mode === 2) return head + "?</span>" + prov;
+    const operands = [];
+    for (let a = 6; a < r.length; a++) operands.push(name(d, r[0] - r[a]));
+    return head + esc([S[OPS[r[2]][0]], ...operands].join(" ")) + "</span>" + prov;
+  }
+  function chunked(lines) {
     // Blocks of CHUNK lines, each drawn only when scrolled near (content-visibility): a click
     // or an opened stage then lays out and paints what is on screen, not the whole program.
     const blocks = [];
@@ -129,18 +134,29 @@ SCRIPT = """
       blocks.push('<div class="chunk" style="contain-intrinsic-size: auto ' + (n * 1.35).toFixed(2) + 'em">'
         + lines.slice(k, k + n).join("\\n") + "</div>");
     }
-    return '<pre class="defn">' + blocks.join("") + "</pre>";
+    return blocks.join("");
   }
-  function render(box) {
-    if (box.dataset.done) return;
-    box.dataset.done = "1";
-    box.innerHTML = box.dataset.defs.split(" ").map(k => show(D[+k])).join("\\n");
+  function show(d) {
+    const head = "def " + esc(S[d.n]) + "(", pad = " ".repeat(S[d.n].length + 5);
+    const args = d.a.map((t, k) => "arg" + k + typed(t));
+    const lines = [head + args.join(", \\n" + pad) + ") ="];
+    d.b.forEach((r, j) => lines.push((j ? "      " : "  let ") + line(d, j)));
+    lines.push("  in [" + d.o.map(v => esc(name(d, v))).join(", ") + "]");
+    return '<pre class="defn">' + chunked(lines) + "</pre>";
+  }
+  function attach(box) {  // the binding spans in box, lit as the current selection says
     for (const span of box.querySelectorAll(".b")) {
       const i = +span.dataset.i;
       if (!elements.has(i)) elements.set(i, []);
       elements.get(i).push(span);
       if (lit.has(i)) span.classList.add(...lit.get(i));
     }
+  }
+  function render(box) {
+    if (box.dataset.done) return;
+    box.dataset.done = "1";
+    box.innerHTML = box.dataset.defs.split(" ").map(k => show(D[+k])).join("\\n");
+    attach(box);
   }
   function select(span) {
     indexes();
@@ -184,5 +200,7 @@ SCRIPT = """
     if (!stage || stage.open) render(box);
   }
   setTimeout(indexes, 0);
+  // What the views (`shax.html_views`) and the exercise checker (`shax.html_check`) draw with.
+  root.shax = { data, S, D, OPS, rows, defnOf, esc, name, typed, line, chunked, attach, select, render };
 })();
 """.replace("LIMIT_VALUE", str(FAMILY_LIMIT))

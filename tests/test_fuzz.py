@@ -319,6 +319,7 @@ SHAX: dict[str, Call] = {
     "explain (stats)": Call(shax.explain, (loss, f32[3]), {"stats": True}, variadic=True),
     "Explanation.stats": Call(EXPLANATION.stats, ()),
     "Explanation.to_dot": Call(EXPLANATION.to_dot, ()),
+    "Explanation.exercise": Call(EXPLANATION.exercise, ("sin",)),
     "scan": Call(shax.scan, (scan_step, X, XS), {"reverse": True}, variants=(inside_trace(shax.scan),)),
     "fori_loop": Call(
         shax.fori_loop,
@@ -433,6 +434,7 @@ NOT_CALLED = {
     "Diff": "made by diff",
     "Stats": "made by stats",
     "PipelineStats": "made by Explanation.stats",
+    "Exercise": "made by Explanation.exercise",
 }
 # shax.random: a key, and each function's good call, on numpy values and with the key traced.
 KEY = shax.random.PRNGKey(0)
