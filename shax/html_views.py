@@ -52,8 +52,8 @@ def steps(e: Explanation, index_of: Callable[[Definition], int]) -> list[dict[st
         after = e.rewritten if k == len(REWRITES) - 1 else apply_passes(current, [name])
         current = step(f"pass {name}", current, after)
     step("linearize: the primal program", e.rewritten, e.linearized.primal)
-    found.append({"t": "linearize: the linear program (new)", "d": index_of(e.linearized.linear)})
-    found.append({"t": "transpose: the transposed program (new)", "d": index_of(e.transposed.linear)})
+    found.append({"t": "linearize: the linear program", "d": index_of(e.linearized.linear)})
+    found.append({"t": "transpose: the transposed program", "d": index_of(e.transposed.linear)})
     step("zip: primal and transposed in one", e.transposed.primal, e.zipped)
     return found
 
@@ -115,8 +115,8 @@ SCRIPT = r"""
     }));
     const rows = order.map(function (f) {
       const cells = byFamily.get(f), first = cols.findIndex((_, c) => cells[c].length);
-      const r = cols[first].b[cells[first][0]], where = S[r[3]].split(", ")[0];
-      const label = where + " " + (first === 0 ? V.OPS[r[2]][1] : "");
+      const r = cols[first].b[cells[first][0]], where = S[r[3]].split(", ")[0].split("/").pop();
+      const label = where + " " + (first === 0 ? S[V.OPS[r[2]][1]] : "");
       return '<div class="row"><div class="where" title="' + V.esc(S[r[3]]) + '">' + V.esc(label) + "</div>"
         + cells.map((js, c) => "<pre>" + js.map(j => (c === 2 ? '<span class="step">' + (j + 1) + "</span> " : "")
           + V.line(cols[c], j)).join("\n") + "</pre>").join("") + "</div>";
@@ -183,6 +183,7 @@ SCRIPT = r"""
     stacked.hidden = view !== "stacked"; aligned.hidden = view !== "aligned"; stepper.hidden = view !== "steps";
     if (view === "aligned" && !aligned.dataset.done) { aligned.dataset.done = "1"; alignedView(); }
     if (view === "steps" && !stepper.dataset.done) { stepper.dataset.done = "1"; stepperView(); }
+    if (root.getBoundingClientRect().top < 0) root.scrollIntoView();  // the view's start, not the old one's middle
   }
   root.addEventListener("click", function (event) {
     const t = event.target;
