@@ -68,9 +68,7 @@ def test_a_program_too_large_to_hold_its_values_is_refused() -> None:
         e.exercise("sin")
 
 
-def test_the_cli_writes_the_exercise_page_and_no_transcript(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_cli_writes_the_exercise_page_and_no_transcript(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "sin.html"
     assert main(["explain", MEDIUM, "f32[6]", "f32[2,2]", "--exercise", "sin", "--html", str(out)]) == 0
     printed, err = capsys.readouterr()
