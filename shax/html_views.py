@@ -109,9 +109,23 @@ SCRIPT = r"""
   let current = 0;
   function alignedView() {
     const cols = V.data.aligned.map(k => D[k]), byFamily = new Map(), order = [];
+    const key = r => r[3] + " " + V.OPS[r[2]][1], count = cols.map(() => new Map()), runs = new Map();
+    cols.forEach((d, c) => d.b.forEach(r => count[c].set(key(r), (count[c].get(key(r)) || 0) + 1)));
+    for (const r of cols[0].b) {  // how many times the user's code ran the family's operation (a loop's line)
+      if (S[r[3]].endsWith("traced")) runs.set(r[5], Math.max(runs.get(r[5]) || 1, count[0].get(key(r))));
+    }
+    // A family run n times gets a row per run: a binding that is the k-th of the m with its
+    // key in its program belongs to run k·n/m; the transposed program counts from the end.
+    const rowOf = function (r, c) {
+      const n = runs.get(r[5]) || 1;
+      if (n === 1) return r[5];
+      const run = Math.floor((r[4] * n) / count[c].get(key(r)));
+      return r[5] + ":" + (c === 2 ? n - 1 - run : run);
+    };
     cols.forEach((d, c) => d.b.forEach(function (r, j) {
-      if (!byFamily.has(r[5])) { byFamily.set(r[5], [[], [], []]); order.push(r[5]); }
-      byFamily.get(r[5])[c].push(j);
+      const row = rowOf(r, c);
+      if (!byFamily.has(row)) { byFamily.set(row, [[], [], []]); order.push(row); }
+      byFamily.get(row)[c].push(j);
     }));
     const rows = order.map(function (f) {
       const cells = byFamily.get(f), first = cols.findIndex((_, c) => cells[c].length);
@@ -122,8 +136,11 @@ SCRIPT = r"""
           + V.line(cols[c], j)).join("\n") + "</pre>").join("") + "</div>";
     });
     const blocks = [];
-    for (let k = 0; k < rows.length; k += 100) blocks.push('<div class="chunk">' + rows.slice(k, k + 100).join("")
-      + "</div>");
+    for (let k = 0; k < order.length; k += 100) {  // blocks laid out only near the screen, as the stacked view's
+      const lines = order.slice(k, k + 100).reduce((n, f) => n + Math.max(...byFamily.get(f).map(c => c.length)), 0);
+      blocks.push('<div class="chunk" style="contain-intrinsic-size: auto ' + (lines * 1.4).toFixed(1) + 'em">'
+        + rows.slice(k, k + 100).join("") + "</div>");
+    }
     aligned.innerHTML = '<div class="row head"><div>line</div><div>primal</div><div>linear (tangents, forward)</div>'
       + "<div>transposed (cotangents, backward: runs ↑ from the last row, numbered in its order)</div></div>"
       + blocks.join("");
@@ -196,7 +213,7 @@ SCRIPT = r"""
     }
   });
   document.addEventListener("keydown", function (event) {
-    if (stepper.hidden || event.target.matches("input, textarea")) return;
+    if (stepper.hidden || (event.target.matches && event.target.matches("input, textarea"))) return;
     const move = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 }[event.key];
     if (move) { event.preventDefault(); go(current + move); }
   });

@@ -140,3 +140,24 @@ def test_a_step_that_changes_nothing_is_marked(tmp_path: Path) -> None:
     steps = table(e.to_html())["steps"]
     unchanged = next(s for s in steps if s["t"] == "pass canonicalize_dot_general")
     assert unchanged["m"] == [0, len(e.typed.bindings), 0, 0] and unchanged["d"] == unchanged["p"]
+
+
+def loop(x: Any) -> Any:
+    for _ in range(3):
+        x = shax.numpy.sin(x) * 0.5 + x
+    return shax.numpy.sum(x)
+
+
+def test_a_loops_line_gets_a_row_per_run_the_transposed_one_from_the_end(page: Any, tmp_path: Path) -> None:
+    path = tmp_path / "loop.html"
+    path.write_text(shax.explain(loop, f32[3]).to_html(), encoding="utf-8")
+    page.goto(path.as_uri())
+    page.click('.views button[data-view="aligned"]')
+    rows = page.eval_on_selector_all(
+        ".aligned .row:not(.head)", "rs => rs.map(r => [...r.children].map(c => c.innerText))"
+    )
+    sins = [r for r in rows if r[0].endswith(" sin")]
+    assert [r[1].split(" = ")[1].splitlines()[0] for r in sins] == ["sin x0", "sin x4", "sin x7"]
+    muls = [r for r in rows if r[0].endswith(" mul")]
+    steps = [min(int(n) for n in re.findall(r"^(\d+) ", r[3], re.M)) for r in muls]
+    assert len(steps) == 3 and steps == sorted(steps, reverse=True)  # the backward pass meets them last first
