@@ -31,6 +31,7 @@ from shax.html_views import SCRIPT as VIEWS_SCRIPT
 from shax.html_views import STYLE as VIEWS_STYLE
 from shax.html_views import VIEWS, steps
 from shax.ir import Binding, Definition, LinearizedDefinition
+from shax.memory import memory_svg
 from shax.printing import called_definitions, show_definition, show_primitive, show_provenance, shown_names
 
 if TYPE_CHECKING:
@@ -345,6 +346,12 @@ def explanation_html(e: Explanation, task: Exercise | None = None) -> str:
         )
     if e.with_stats:
         sections.append(f'<details open class="stats"><summary>Stats:</summary>{_pipeline_table(e.stats())}</details>')
+    sections.append(
+        '<details open class="memory"><summary>Memory over reverse mode:</summary><div class="about memory-about">'
+        "The bytes live at each step of the primal program, then of the transposed one (the caller holding x "
+        "and f(x)); each residual a bar from the step that saves it to the last that reads it; the peak "
+        f"marked (shax.stats' liveness). Hover for values.</div>{memory_svg(e)}</details>"
+    )
     body = '<div class="stacked">' + "\n".join(sections) + '</div><div class="aligned" hidden></div>'
     body += '<div class="stepper" hidden></div>'
     scripts = [VIEWS_SCRIPT, *([CHECK_SCRIPT] if task is not None else [])]
