@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Hashable, Sequence
+from typing import Any
 
 import attrs
 
@@ -83,17 +84,27 @@ def diff(before: Definition | LinearizedDefinition, after: Definition | Lineariz
     return Diff(before, after, tuple(_folded(lines, context)))
 
 
-def matched(before: Definition, after: Definition, types_count: bool = False) -> list[tuple[str, int, int]]:
+def matched(
+    before: Definition, after: Definition, types_count: bool = False, memo: dict[object, Any] | None = None
+) -> list[tuple[str, int, int]]:
     """The bindings of `after` against those of `before`, in order, as (mark, position in
     before, position in after): " " kept, "~" changed, "-" removed (-1 after), "+" added (-1
     before). A binding's type counts when both are typed, or with `types_count` (so that
-    type inference, which types every binding, changes every one)."""
-    old_keys, new_keys = binding_keys(before.bindings), binding_keys(after.bindings)
+    type inference, which types every binding, changes every one). `memo` keeps each
+    definition's keys and contents for the next call (while the definitions live)."""
     # The content a change is read from: the operation as printed, the type, and each
     # operand by its key.
     typed = types_count or (before.is_typed and after.is_typed)
-    old_content = _contents(before, old_keys, typed)
-    new_content = _contents(after, new_keys, typed)
+    memo = {} if memo is None else memo
+
+    def keyed(defn: Definition) -> tuple[list[tuple[tuple[str, str], int]], list[Hashable]]:
+        if (id(defn), typed) not in memo:
+            keys = binding_keys(defn.bindings)
+            memo[(id(defn), typed)] = (keys, _contents(defn, keys, typed))
+        found: tuple[list[tuple[tuple[str, str], int]], list[Hashable]] = memo[(id(defn), typed)]
+        return found
+
+    (old_keys, old_content), (new_keys, new_content) = keyed(before), keyed(after)
     found: list[tuple[str, int, int]] = []
     matcher = difflib.SequenceMatcher(None, old_keys, new_keys, autojunk=False)
     for tag, i0, i1, j0, j1 in matcher.get_opcodes():

@@ -37,11 +37,12 @@ def steps(e: Explanation, index_of: Callable[[Definition], int]) -> list[dict[st
     from shax.explain import REWRITES
 
     found: list[dict[str, object]] = [{"t": "tracing", "d": index_of(e.traced)}]
+    memo: dict[object, object] = {}  # what `matched` found of each definition, for the next step
 
     def step(title: str, before: Definition, after: Definition, types_count: bool = False) -> Definition:
         """The step from `before` to `after`; what follows it (`before` when nothing changed,
         which the page then holds once)."""
-        pairs = matched(before, after, types_count)
+        pairs = matched(before, after, types_count, memo)
         same = all(mark == " " for mark, _, _ in pairs)
         found.append({"t": title, "d": index_of(before if same else after), "p": index_of(before), "m": compact(pairs)})
         return before if same else after
