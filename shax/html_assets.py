@@ -112,11 +112,11 @@ SCRIPT = """
     const text = S[t];
     return ' :: <span class="t-' + text.split("[")[0] + '">' + esc(text) + "</span>";
   }
-  function line(d, j) {  // binding j of d, as printed; a hidden one (an exercise) as a blank to fill
+  function line(d, j, bare) {  // binding j of d, as printed (bare: without provenance); a blank to fill in an exercise
     const r = d.b[j], i = d.start + j, mode = d.hidden ? d.hidden.get(j) : undefined;
     const head = '<span class="b' + (mode ? " hidden" : "") + '" data-i="' + i + '">' + esc(name(d, r[0]))
       + typed(r[1]) + " = ";
-    const prov = data.provenance ? '  <span class="prov">-- ' + esc(S[r[3]]) + "</span>" : "";
+    const prov = data.provenance && !bare ? '  <span class="prov">-- ' + esc(S[r[3]]) + "</span>" : "";
     if (mode === 1) return head + '</span><input class="answer" data-i="' + i + '" size="36" spellcheck="false"'
       + ' placeholder="type this binding, e.g. mul x1 x2"><button class="check" data-i="' + i + '">check</button>'
       + '<span class="verdict" data-i="' + i + '"></span>' + prov;

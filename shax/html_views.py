@@ -86,7 +86,7 @@ STYLE = """
 .shax .views button { font: inherit; margin: 0 2px; padding: 0 6px; border: 1px solid var(--rule);
   background: none; color: var(--fg); border-radius: 3px; cursor: pointer; }
 .shax .views button.on { background: var(--hover); font-weight: bold; }
-.shax .aligned .row { display: grid; grid-template-columns: 11em repeat(3, minmax(0, 1fr)); gap: 0 10px;
+.shax .aligned .row { display: grid; grid-template-columns: 13em repeat(3, minmax(0, 1fr)); gap: 0 10px;
   border-top: 1px solid var(--rule); }
 .shax .aligned .head { font-weight: bold; font-family: system-ui, sans-serif; }
 .shax .aligned pre { margin: 1px 0; overflow-x: auto; }
@@ -131,10 +131,10 @@ SCRIPT = r"""
     const rows = order.map(function (f) {
       const cells = byFamily.get(f), first = cols.findIndex((_, c) => cells[c].length);
       const r = cols[first].b[cells[first][0]], where = S[r[3]].split(", ")[0].split("/").pop();
-      const label = where + " " + (first === 0 ? S[V.OPS[r[2]][1]] : "");
+      const label = where === "argument" ? "arguments" : where + " " + (first === 0 ? S[V.OPS[r[2]][1]] : "");
       return '<div class="row"><div class="where" title="' + V.esc(S[r[3]]) + '">' + V.esc(label) + "</div>"
         + cells.map((js, c) => "<pre>" + js.map(j => (c === 2 ? '<span class="step">' + (j + 1) + "</span> " : "")
-          + V.line(cols[c], j)).join("\n") + "</pre>").join("") + "</div>";
+          + V.line(cols[c], j, true)).join("\n") + "</pre>").join("") + "</div>";
     });
     const blocks = [];
     for (let k = 0; k < order.length; k += 100) {  // blocks laid out only near the screen, as the stacked view's
