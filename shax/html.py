@@ -11,6 +11,9 @@ draws a stage when it is opened; so a page grows by a few dozen bytes per bindin
 closed stage costs no layout. A small view also holds the definitions as plain text,
 shown where no script runs (an untrusted notebook). A click on a binding highlights its
 copies in every stage, what the rules made of it on its line, its operands and its uses.
+The header toggles the stacked stages with the aligned and stepping views
+(`shax.html_views`); under the stages is the memory picture (`shax.memory`); an exercise
+page (`shax.exercise`) leaves a rule's bindings blank and checks answers (`shax.html_check`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@ click highlights, from indexes built once: the binding's copies in every stage (
 provenance, primitive and rank among those), the bindings its rules made from the same
 line (same family; dropped when more than `FAMILY_LIMIT` share it: a loop's line), and in
 its own definition its operands and its uses. A click touches only the bindings it lights
-and the ones it unlights.
+and the ones it unlights. It leaves on its root element (`root.shax`) what the views'
+and the exercise checker's scripts draw with: the table, `line` (a binding as printed, or
+a blank to fill), `chunked`, `attach` (a drawn box's spans, lit as the selection says).
 """
 
 from __future__ import annotations

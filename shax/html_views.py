@@ -22,11 +22,11 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from shax.diff import matched
+from shax.ir import Definition
 from shax.passes import apply_passes
 
 if TYPE_CHECKING:
     from shax.explain import Explanation
-    from shax.ir import Definition
 
 KEPT, CHANGED, REMOVED, ADDED = 0, 1, 2, 3
 
