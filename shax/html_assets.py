@@ -154,6 +154,12 @@ SCRIPT = """
       if (lit.has(i)) span.classList.add(...lit.get(i));
     }
   }
+  function detach(box) {  // forget the spans of a box about to be drawn again
+    for (const span of box.querySelectorAll(".b")) {
+      const spans = elements.get(+span.dataset.i) || [], k = spans.indexOf(span);
+      if (k >= 0) spans.splice(k, 1);
+    }
+  }
   function render(box) {
     if (box.dataset.done) return;
     box.dataset.done = "1";
@@ -203,6 +209,6 @@ SCRIPT = """
   }
   setTimeout(indexes, 0);
   // What the views (`shax.html_views`) and the exercise checker (`shax.html_check`) draw with.
-  root.shax = { data, S, D, OPS, rows, defnOf, esc, name, typed, line, chunked, attach, select, render };
+  root.shax = { data, S, D, OPS, rows, defnOf, esc, name, typed, line, chunked, attach, detach, select, render };
 })();
 """.replace("LIMIT_VALUE", str(FAMILY_LIMIT))

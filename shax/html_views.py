@@ -162,7 +162,10 @@ SCRIPT = r"""
     const after = D[step.d], before = D[step.p], lines = [];
     const one = (mark, d, j) => '<span class="' + CLASS[mark] + '">' + mark + " </span>" + V.line(d, j);
     for (const [mark, i, j, n] of marks(step)) {
-      if (mark !== "=") { lines.push(one(mark, mark === "-" ? before : after, mark === "-" ? i : j)); continue; }
+      if (mark === "~") lines.push(one(mark, after, j) + '  <span class="prov">(was: ' + V.line(before, i, true)
+        .replace(/<[^>]*>/g, "") + ")</span>");
+      if (mark === "-" || mark === "+") lines.push(one(mark, mark === "-" ? before : after, mark === "-" ? i : j));
+      if (mark !== "=") continue;
       const kept = [];
       for (let k = 0; k < n; k++) kept.push(one(" ", after, j + k));
       if (n <= FOLD) lines.push(...kept);
@@ -193,6 +196,7 @@ SCRIPT = r"""
       + " (+ added, − removed, ~ changed)" : "the whole program") + "</p>";
     const lines = step.m ? diffLines(step) : d.b.map((_, j) => "  " + V.line(d, j));
     if (step.m && counts(step) === "unchanged") lines.unshift("(this step changed nothing)");
+    V.detach(pane);
     pane.innerHTML = head + '<pre class="defn">' + V.chunked(lines) + "</pre>";
     V.attach(pane);
   }

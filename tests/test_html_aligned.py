@@ -114,11 +114,12 @@ def test_the_arrow_keys_step_through_the_stages_each_a_diff_from_the_one_before(
     assert current() == "tracing (new)"
     page.keyboard.press("ArrowDown")
     assert current() == "type inference (+0 −0 ~15)"
-    assert shown(page)[0] == "~ x0 :: f32[6] = arg0"
+    assert shown(page)[0] == "~ x0 :: f32[6] = arg0  (was: x0 = arg0)"  # typed now
     page.keyboard.press("ArrowDown")
     assert current() == "pass canonicalize_dot_general (+4 −1 ~2)"
     assert shown(page)[:3] == ["... 7 unchanged (click to unfold)", "- x7 :: f32[2, 2] = dot x5 x6",
                          "+ x7 :: f32[1, 2, 6] = reshape [1,2,6] x5"]  # fmt: skip
+    assert "~ x12 :: f32[2, 2] = mul x10 x11  (was: x9 :: f32[2, 2] = mul x7 x8)" in shown(page)
     page.click(".stepdiff .fold")  # unfolds the kept bindings
     assert shown(page)[:2] == [
         "  x0 :: f32[6] = arg0",
