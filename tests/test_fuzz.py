@@ -222,22 +222,9 @@ def run_cli(*argv: str) -> int:
         return 2
 
 
+CLI_WORDS = ["trace", "types", "explain", MEDIUM, "f32[6]", "f32[2,2]", "--inputs", "--seed", "--stages"]
 CLI_ARGUMENTS = st.one_of(
-    st.sampled_from(
-        [
-            "trace",
-            "types",
-            "explain",
-            MEDIUM,
-            "f32[6]",
-            "f32[2,2]",
-            "--inputs",
-            "--seed",
-            "--stages",
-            "--exercise",
-            "sin",
-        ]
-    ),
+    st.sampled_from([*CLI_WORDS, "--exercise", "sin"]),
     st.text(max_size=6),
     st.sampled_from(["[1", "[[1, 2]]", '[["a"]]', "[[1, 2, 3, 4, 5, 6], [[1, 2], [3, 4]]]", "-1", "f,dft", "{}"]),
 )
