@@ -302,6 +302,10 @@ def explanation_html(e: Explanation, task: Exercise | None = None) -> str:
         values[id(primal)], values[id(e.linearized.linear)] = linearized_values(e.linearized, x, dx)
         values[id(e.transposed.primal)], values[id(e.transposed.linear)] = linearized_values(e.transposed, x, ct)
         values[id(e.zipped)] = all_values(e.zipped, [*x, *ct])
+    elif task is not None:  # the checker evaluates answers with the values of the programs with blanks
+        x, dx, ct = e.inputs, e.tangents, e.cotangents
+        values[id(primal)], values[id(e.linearized.linear)] = linearized_values(e.linearized, x, dx)
+        values[id(e.transposed.primal)], values[id(e.transposed.linear)] = linearized_values(e.transposed, x, ct)
 
     def of(defn: Definition, saved: Definition | None = None) -> list[int]:
         saved_names = names.get(id(saved)) if saved is not None else None

@@ -15,6 +15,7 @@ import typeguard
 from test_learner_view import table
 
 import shax
+import shax.html
 import shax.numpy as jnp
 from shax import f32
 from shax.cli import load_function, main
@@ -48,6 +49,14 @@ def test_the_rules_bindings_are_blank_and_their_answers_are_not_in_the_page() ->
     assert len(answered) == 2 and all(len(d["e"]) == len(d["b"]) for d in answered)
     assert "<pre>def " not in task.to_html()  # no text view
     assert "mul x5 x7" in str(e) and "mul x5 x7" not in task.to_html()
+
+
+def test_a_page_too_large_for_every_value_still_holds_those_the_checker_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shax.html, "VALUES_LIMIT", 10)
+    e = medium()
+    assert not any("x" in d for d in table(e.to_html())["d"])  # no values on hover
+    data = table(e.exercise("sin").to_html())
+    assert sum("e" in d for d in data["d"]) == 2
 
 
 def test_a_rule_that_emitted_nothing_is_an_error_listing_those_that_did() -> None:
