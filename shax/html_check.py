@@ -148,16 +148,16 @@ SCRIPT = r"""
     const op = parts[0], statics = [], operands = [];
     if (!known.includes(op)) throw new Error("the checker cannot evaluate " + op + "; it evaluates "
       + known.join(", "));
-    const values = new Map();
-    for (let k = 0; k < j; k++) values.set(V.name(d, d.b[k][0]), k);
+    if (!d.byName) { d.byName = new Map(); d.b.forEach((r, k) => d.byName.set(V.name(d, r[0]), k)); }
     for (const t of parts.slice(1)) {
       if (/^[\[(\-\d.]/.test(t)) {
         try { statics.push(JSON.parse(t.replace(/\(/g, "[").replace(/\)/g, "]"))); } catch (e) {
           throw new Error("cannot read the parameter " + t);
         }
       } else {
-        if (!values.has(t)) throw new Error("no value named " + t + " before " + own);
-        const [shape, elements] = d.e[values.get(t)];
+        const k = d.byName.get(t);
+        if (k === undefined || k >= j) throw new Error("no value named " + t + " before " + own);
+        const [shape, elements] = d.e[k];
         operands.push(array(shape, Float64Array.from(elements)));
       }
     }
