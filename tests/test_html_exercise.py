@@ -146,14 +146,31 @@ def truth(defn: Definition, position: int) -> str:
     return " ".join([show_primitive(b.prim), *(f"x{a.id}" for a in b.args)])
 
 
-def test_every_true_binding_of_every_rule_in_medium_is_accepted(browser: Any, tmp_path: Path) -> None:
+def wide(x: Any, w: Any) -> Any:
+    """More primitives than medium: their rules' bindings are more for the checker to evaluate."""
+    h = jnp.tanh(x @ w) / (1.0 + jnp.exp(-x @ w))
+    g = jnp.sqrt(jnp.abs(h) + 1.0) ** 3.0 + jnp.log1p(h * h) - jnp.maximum(h, 0.1)
+    k = jnp.where(h > 0, g, -g) + jnp.sin(jnp.flip(h, 1))
+    return jnp.sum(k) + jnp.sum(jnp.transpose(h)[1:, :])
+
+
+def test_every_true_binding_of_every_rule_is_accepted(browser: Any, tmp_path: Path) -> None:
     e = medium()
     found = rules(e)
     assert len(found) >= 20 and "transpose rule of dot_general" in found and "transpose rule of slice" in found
-    by_name = {d.name: d for d in (e.linearized.primal, e.linearized.linear, e.transposed.linear)}
+    more = shax.explain(wide, f32[2, 3], f32[3, 4])
+    new = [r for r in rules(more) if r not in found]
+    assert {
+        "linearize rule of pow",
+        "transpose rule of rev",
+        "transpose rule of select",
+        "transpose rule of div",
+    } <= set(new)
     page = loaded(browser, tmp_path / "start.html", "")  # one page for all: a new one costs up to a second
-    for n, rule in enumerate(found):
-        text = e.exercise(rule).to_html()
+    for n, (explained, rule) in enumerate([*((e, r) for r in found), *((more, r) for r in new)]):
+        parts = (explained.linearized.primal, explained.linearized.linear, explained.transposed.linear)
+        by_name = {d.name: d for d in parts}
+        text = explained.exercise(rule).to_html()
         data = table(text)
         where = {}  # a row's page index -> (its definition, its position there)
         for d in data["d"]:
