@@ -1,6 +1,6 @@
 """Exercise mode (issue 33, item 8): the bindings one rule emitted are blank in the page,
 and the page checks what the learner types, in headless Chromium: every true binding of
-every rule medium's programs have is accepted, wrong ones are refused with the reason."""
+every rule of two functions' programs is accepted, wrong ones are refused with the reason."""
 
 from __future__ import annotations
 
