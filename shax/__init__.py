@@ -28,6 +28,7 @@ from shax import typeclass_errors as _typeclass_errors  # noqa: F401 - typeclass
 from shax.diff import Diff, diff
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError
 from shax.evaluate import evaluate
+from shax.exercise import Exercise
 from shax.explain import Explanation, explain
 from shax.graphviz import to_dot
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
@@ -64,7 +65,8 @@ from shax.transforms.saved_residuals import saved_residuals
 from shax.types import DType, TensorType, bool_, f32, f64, i32, i64, u8, u32
 
 __all__ = [
-    "Binding", "DType", "extend", "Definition", "Explanation", "LinearizedDefinition", "ShaxError", "ShaxTypeError",
+    "Binding", "DType", "extend", "Definition", "Exercise", "Explanation", "LinearizedDefinition", "ShaxError",
+    "ShaxTypeError",
     "ShaxValueError", "TensorType", "Tracer", "Var", "bool_", "evaluate", "explain", "f32", "f64", "i32",
     "i64", "u8", "u32", "grad", "jit", "jvp", "linearize", "nn", "numpy", "optimizers", "passes", "primitives",
     "random", "stages",

@@ -4,6 +4,7 @@ shax trace examples/medium.py:medium "f32[6]" "f32[2,2]"
 shax types examples/medium.py:medium "f32[6]" "f32[2,2]"
 shax explain examples/medium.py:medium "f32[6]" "f32[2,2]" --cotangents "[[5, 9]]"
 shax explain examples/medium.py:medium "f32[6]" "f32[2,2]" --stats --svg medium.svg
+shax explain examples/medium.py:medium "f32[6]" "f32[2,2]" --exercise sin --html sin.html
 shax demo       # the gradient-descent demo, then the medium pipeline (examples/)
 shax demo --plot descent.png    # ... and a picture of the descent
 
@@ -116,6 +117,12 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--stats", action="store_true", help="end with each stage's bindings, flops and bytes")
     sub.add_argument("--dot", metavar="OUT", help="also write reverse mode's programs as a Graphviz graph to OUT")
     sub.add_argument("--svg", metavar="OUT", help="also draw that graph into the SVG file OUT (runs Graphviz's dot)")
+    sub.add_argument(
+        "--exercise",
+        metavar="RULE",
+        help="with --html: leave the bindings RULE emitted blank in the page, for the learner to fill in "
+        "(RULE: a primitive, e.g. sin, or one rule, e.g. 'transpose rule of mul'); prints no transcript",
+    )
     return parser
 
 
@@ -234,6 +241,8 @@ def _run(args: argparse.Namespace) -> None:
         except ShaxError as error:
             raise at(error, f"the command line's {text!r}") from None
     if args.command == "explain":
+        if args.exercise is not None and not args.html:
+            raise ShaxValueError("--exercise writes an exercise page: give --html OUT too")
         values = {"inputs": args.inputs, "tangents": args.tangents, "cotangents": args.cotangents}
         progress = _progress()
         shown = explain(
@@ -244,8 +253,13 @@ def _run(args: argparse.Namespace) -> None:
             print("\r\033[K", end="", file=sys.stderr, flush=True)  # the progress line, cleared
         svg = _svg(shown.to_dot()) if args.svg else None  # first: without Graphviz, write nothing
         _show_random(shown, values, args.seed)
-        print(shown.show(args.stages))
-        if args.html:
+        if args.exercise is not None:  # the transcript would show the answers
+            task = shown.exercise(args.exercise)
+            Path(args.html).write_text(task.to_html(), encoding="utf-8")
+            print(f"shax explain: wrote the exercise ({task.num_blanks} blanks) to {args.html}", file=sys.stderr)
+        else:
+            print(shown.show(args.stages))
+        if args.html and args.exercise is None:
             Path(args.html).write_text(shown.to_html(), encoding="utf-8")
         if args.dot:
             Path(args.dot).write_text(shown.to_dot(), encoding="utf-8")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Hashable, Sequence
+from typing import Any
 
 import attrs
 
@@ -72,26 +73,48 @@ def diff(before: Definition | LinearizedDefinition, after: Definition | Lineariz
     before, after = _definition("before", before), _definition("after", after)
     if isinstance(context, bool) or not isinstance(context, int) or context < 0:
         raise at(ShaxTypeError(f"diff: context must be a non-negative int, got {context!r}"), current_source())
-    old_keys, new_keys = binding_keys(before.bindings), binding_keys(after.bindings)
-    # The content a change is read from: the operation as printed, the type (if both are
-    # typed), and each operand by its key.
-    typed = before.is_typed and after.is_typed
-    old_content = _contents(before, old_keys, typed)
-    new_content = _contents(after, new_keys, typed)
     lines: list[tuple[str, str]] = []
+    for mark, i, j in matched(before, after):
+        if mark == "-":
+            lines.append(("-", show_binding(before.bindings[i])))
+        elif mark == "~":
+            lines.append(("~", f"{show_binding(after.bindings[j])}    (was: {show_binding(before.bindings[i])})"))
+        else:
+            lines.append((mark, show_binding(after.bindings[j])))
+    return Diff(before, after, tuple(_folded(lines, context)))
+
+
+def matched(
+    before: Definition, after: Definition, types_count: bool = False, memo: dict[object, Any] | None = None
+) -> list[tuple[str, int, int]]:
+    """The bindings of `after` against those of `before`, in order, as (mark, position in
+    before, position in after): " " kept, "~" changed, "-" removed (-1 after), "+" added (-1
+    before). A binding's type counts when both are typed, or with `types_count` (so that
+    type inference, which types every binding, changes every one). `memo` keeps each
+    definition's keys and contents for the next call (while the definitions live)."""
+    # The content a change is read from: the operation as printed, the type, and each
+    # operand by its key.
+    typed = types_count or (before.is_typed and after.is_typed)
+    memo = {} if memo is None else memo
+
+    def keyed(defn: Definition) -> tuple[list[tuple[tuple[str, str], int]], list[Hashable]]:
+        if (id(defn), typed) not in memo:
+            keys = binding_keys(defn.bindings)
+            memo[(id(defn), typed)] = (keys, _contents(defn, keys, typed))
+        found: tuple[list[tuple[tuple[str, str], int]], list[Hashable]] = memo[(id(defn), typed)]
+        return found
+
+    (old_keys, old_content), (new_keys, new_content) = keyed(before), keyed(after)
+    found: list[tuple[str, int, int]] = []
     matcher = difflib.SequenceMatcher(None, old_keys, new_keys, autojunk=False)
     for tag, i0, i1, j0, j1 in matcher.get_opcodes():
         if tag == "equal":
-            for i, j in zip(range(i0, i1), range(j0, j1)):
-                new = show_binding(after.bindings[j])
-                if old_content[i] == new_content[j]:
-                    lines.append((" ", new))
-                else:
-                    lines.append(("~", f"{new}    (was: {show_binding(before.bindings[i])})"))
+            pairs = zip(range(i0, i1), range(j0, j1))
+            found.extend((" " if old_content[i] == new_content[j] else "~", i, j) for i, j in pairs)
             continue
-        lines.extend(("-", show_binding(before.bindings[i])) for i in range(i0, i1))
-        lines.extend(("+", show_binding(after.bindings[j])) for j in range(j0, j1))
-    return Diff(before, after, tuple(_folded(lines, context)))
+        found.extend(("-", i, -1) for i in range(i0, i1))
+        found.extend(("+", -1, j) for j in range(j0, j1))
+    return found
 
 
 def _definition(what: str, defn: object) -> Definition:

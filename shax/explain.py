@@ -20,6 +20,7 @@ import numpy as np
 from shax.diff import diff as diff_of
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, a_type, at
 from shax.evaluate import evaluate
+from shax.exercise import Exercise, exercise
 from shax.ir import Definition, LinearizedDefinition
 from shax.location import current_source
 from shax.naming import names_in, source_names
@@ -159,6 +160,12 @@ class Explanation:
     def stats(self) -> PipelineStats:
         """Per stage: its bindings, flops, residuals and their bytes, and peak live bytes (`shax.stats`)."""
         return pipeline_stats(self)
+
+    def exercise(self, rule: str) -> Exercise:
+        """The page with the bindings `rule` emitted left blank, for the learner to fill in
+        and the page to check (`shax.exercise`): `rule` names a primitive (`"sin"`: its
+        linearize and transpose rules) or one rule (`"transpose rule of mul"`)."""
+        return exercise(self, rule)
 
     def __str__(self) -> str:
         return self.show()

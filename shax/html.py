@@ -11,6 +11,9 @@ draws a stage when it is opened; so a page grows by a few dozen bytes per bindin
 closed stage costs no layout. A small view also holds the definitions as plain text,
 shown where no script runs (an untrusted notebook). A click on a binding highlights its
 copies in every stage, what the rules made of it on its line, its operands and its uses.
+The header toggles the stacked stages with the aligned and stepping views
+(`shax.html_views`); under the stages is the memory picture (`shax.memory`); an exercise
+page (`shax.exercise`) leaves a rule's bindings blank and checks answers (`shax.html_check`).
 """
 
 from __future__ import annotations
@@ -23,12 +26,20 @@ from typing import TYPE_CHECKING, Any
 
 from shax.binding_values import all_values, dot_products, linearized_values, summary
 from shax.diff import binding_keys
+from shax.exercise import ANSWERED
 from shax.html_assets import SCRIPT, STYLE
+from shax.html_check import CHECKED, exact
+from shax.html_check import SCRIPT as CHECK_SCRIPT
+from shax.html_views import SCRIPT as VIEWS_SCRIPT
+from shax.html_views import STYLE as VIEWS_STYLE
+from shax.html_views import VIEWS, steps
 from shax.ir import Binding, Definition, LinearizedDefinition
+from shax.memory import memory_svg
 from shax.printing import called_definitions, show_definition, show_primitive, show_provenance, shown_names
 
 if TYPE_CHECKING:
     from shax.diff import Diff
+    from shax.exercise import Exercise
     from shax.explain import Explanation
     from shax.stats import PipelineStats, Stats
 
@@ -60,7 +71,7 @@ class Table:
     """The data a view's script draws from: interned strings, ops, and each definition
     (each once, however many stages show it) as rows of numbers."""
 
-    def __init__(self, provenance: bool = False) -> None:
+    def __init__(self, provenance: bool = False, blanks: Mapping[int, Mapping[int, int]] | None = None) -> None:
         self.strings: dict[str, int] = {}  # string -> its index
         self.ops: dict[tuple[int, int], int] = {}  # (op text, primitive name) -> its index
         self.families: dict[tuple[str | None, str], int] = {}  # (source, the user's primitive) -> its index
@@ -70,6 +81,7 @@ class Table:
         self.bindings = 0
         # (source, primitive) -> the primitive whose linearize rule emitted it there (for transposed rules)
         self.linear_roots: dict[tuple[str | None, str], str] = {}
+        self.blanks = blanks or {}  # id(definition) -> var id -> how it is blank (an exercise: `shax.exercise`)
 
     def string(self, text: str) -> int:
         return self.strings.setdefault(text, len(self.strings))
@@ -105,6 +117,7 @@ class Table:
         roots = {v.id: _root(b, {}) for b in saved.bindings for v in b.vars} if saved is not None else {}
         rows = []
         several: dict[str, list[list[int]]] = {}  # row -> [var, its type] per result, for several results
+        blanks = self.blanks.get(id(defn), {})
         for j, (b, ((_, _), rank)) in enumerate(zip(defn.bindings, binding_keys(defn.bindings))):
             provenance = self.string(show_provenance(b, saved_names))
             root = _root(b, roots, self.linear_roots)
@@ -118,9 +131,12 @@ class Table:
             first = b.vars[0].id if b.vars else 0
             if len(b.vars) != 1:
                 several[str(j)] = [[v.id, t] for v, t in zip(b.vars, kinds)]
-            rows.append(
-                [first, kinds[0] if kinds else -1, op, provenance, rank, family, *(first - a.id for a in b.args)]
-            )
+            kind = kinds[0] if kinds else -1
+            if first in blanks:  # its operation and operands are the answer: not in the page
+                op = self.ops.setdefault((self.string("?"), self.string("?")), len(self.ops))
+                rows.append([first, kind, op, provenance, rank, family])
+            else:
+                rows.append([first, kind, op, provenance, rank, family, *(first - a.id for a in b.args)])
         entry: dict[str, object] = {
             "n": self.string(name),
             "a": [self.string(str(t)) for t in defn.arg_types],
@@ -133,6 +149,11 @@ class Table:
             entry["v"] = {str(v): self.string(n) for v, n in var_names.items()}
         if values:
             entry["x"] = [self._values(b, values) for b in defn.bindings]
+        if blanks:
+            hidden = [(k, b.vars[0].id) for k, b in enumerate(defn.bindings) if b.vars and b.vars[0].id in blanks]
+            entry["h"] = [[k, blanks[v]] for k, v in hidden]
+            if values and ANSWERED in blanks.values():  # what the checker evaluates answers with
+                entry["e"] = [exact(values[b.vars[0].id]) if len(b.vars) == 1 else None for b in defn.bindings]
         self.bindings += len(rows)
         self.shown[(id(defn), name)] = len(self.defns)
         self.defns.append(entry)
@@ -143,11 +164,12 @@ class Table:
         shown = [summary(values[v.id]) for v in b.vars if v.id in values]
         return self.string("; ".join(shown)) if shown and len(shown) == len(b.vars) else -1
 
-    def script(self) -> str:
-        """The table as JSON in a script element (`</` escaped, so no string ends it)."""
+    def script(self, extra: Mapping[str, object] | None = None) -> str:
+        """The table as JSON in a script element (`</` escaped, so no string ends it), with
+        the `extra` entries (the views' data)."""
         strings = sorted(self.strings, key=self.strings.__getitem__)
         ops = [list(op) for op in sorted(self.ops, key=self.ops.__getitem__)]
-        data = {"s": strings, "ops": ops, "d": self.defns, "provenance": self.provenance}
+        data = {"s": strings, "ops": ops, "d": self.defns, "provenance": self.provenance, **(extra or {})}
         text = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
         return f'<script type="application/json" class="shax-data">{text}</script>'
 
@@ -176,8 +198,13 @@ def page(body: str, title: str = "shax") -> str:
     )
 
 
-def _fragment(table: Table, sections: str) -> str:
-    return f'<div class="shax"><style>{STYLE}</style>{sections}{table.script()}<script>{SCRIPT}</script></div>'
+def _fragment(
+    table: Table, sections: str, scripts: Sequence[str] = (), extra: Mapping[str, object] | None = None
+) -> str:
+    more = "".join(f"<script>{script}</script>" for script in scripts)
+    style = STYLE + (VIEWS_STYLE if scripts else "")
+    data = table.script(extra)
+    return f'<div class="shax"><style>{style}</style>{sections}{data}<script>{SCRIPT}</script>{more}</div>'
 
 
 def _defs(indices: Iterable[int], text: str | None) -> str:
@@ -249,21 +276,34 @@ _LEGEND = (
 )
 
 
-def _header(e: Explanation) -> str:
+def _header(e: Explanation, task: Exercise | None) -> str:
     arguments = ", ".join(map(str, e.typed.arg_types))
     results = ", ".join(map(str, e.rewritten.output_types()))
     title = f"explain {e.traced.name}({arguments}) -> {results}"
-    return f'<header><h1>{html.escape(title)}</h1>{_LEGEND}<div class="status"></div></header>'
+    intro = ""
+    if task is not None:
+        rules = " and the ".join(sorted(task.origins))
+        title = f"exercise: the {rules}, in {title}"
+        intro = (
+            f'<div class="about">The {task.num_blanks} bindings the {rules} emitted are blank in the linearized '
+            "and transposed programs (and ? in the zipped one). Type each as it would print, e.g. "
+            "<code>mul x1 x2</code> or <code>x3 = pad [(1,0)] 0.0 x2</code>, and press Enter: the page evaluates "
+            "it on the values of the bindings before it (hover one to see its value) and compares it with the "
+            f'hidden binding\'s value. It evaluates {html.escape(", ".join(CHECKED))}. <b class="score"></b></div>'
+        )
+    return f'<header><h1>{html.escape(title)}</h1>{intro}{_LEGEND}{VIEWS}<div class="status"></div></header>'
 
 
-def explanation_html(e: Explanation) -> str:
+def explanation_html(e: Explanation, task: Exercise | None = None) -> str:
     """Every stage of `e` (`Explanation.show`'s sections), each under its description; the
-    definitions drawn by the script, values as text (with the x, dx or ct they came from)."""
+    definitions drawn by the script, values as text (with the x, dx or ct they came from);
+    the aligned and stepping views (`shax.html_views`). With `task`, the bindings of its
+    rule are blanks to fill in (`shax.exercise`): the page then holds no text view or diff."""
     from shax.diff import diff
     from shax.explain import HEADERS
     from shax.printing import show_values
 
-    table = Table(e.provenance)
+    table = Table(e.provenance, task.blanks if task is not None else None)
     names = e.var_names
     primal = e.linearized.primal
     shown = (e.traced, e.typed, e.rewritten, primal, e.linearized.linear, e.transposed.linear, e.zipped)
@@ -275,6 +315,10 @@ def explanation_html(e: Explanation) -> str:
         values[id(primal)], values[id(e.linearized.linear)] = linearized_values(e.linearized, x, dx)
         values[id(e.transposed.primal)], values[id(e.transposed.linear)] = linearized_values(e.transposed, x, ct)
         values[id(e.zipped)] = all_values(e.zipped, [*x, *ct])
+    elif task is not None:  # the checker evaluates answers with the values of the programs with blanks
+        x, dx, ct = e.inputs, e.tangents, e.cotangents
+        values[id(primal)], values[id(e.linearized.linear)] = linearized_values(e.linearized, x, dx)
+        values[id(e.transposed.primal)], values[id(e.transposed.linear)] = linearized_values(e.transposed, x, ct)
 
     def of(defn: Definition, saved: Definition | None = None) -> list[int]:
         saved_names = names.get(id(saved)) if saved is not None else None
@@ -289,12 +333,15 @@ def explanation_html(e: Explanation) -> str:
         "zipped": of(e.zipped),
     }
     given = {"f": ("x", e.inputs), "df": ("dx", e.tangents), "f_again": ("x", e.inputs), "dft": ("ct", e.cotangents)}
-    texts = e.sections() if table.bindings <= TEXT_LIMIT else e.sections([k for k in HEADERS if k not in definitions])
+    views = {"aligned": [of(primal)[-1], of(e.linearized.linear, primal)[-1], definitions["transposed"][-1]],
+             "steps": steps(e, lambda d: of(d)[-1])}  # fmt: skip
+    as_text = table.bindings <= TEXT_LIMIT and task is None
+    texts = e.sections() if as_text else e.sections([k for k in HEADERS if k not in definitions])
     sections = []
     for k, (key, title) in enumerate(HEADERS.items()):
         content = f'<div class="about">{html.escape(ABOUT[key])}</div>'
         if key in definitions:
-            if e.as_diffs and key in ("types", "rewrites", "zipped"):
+            if e.as_diffs and key in ("types", "rewrites", "zipped") and task is None:
                 before = {"types": e.traced, "rewrites": e.typed, "zipped": e.transposed.primal}[key]
                 after = {"types": e.typed, "rewrites": e.rewritten, "zipped": e.zipped}[key]
                 content += _diff_lines(diff(before, after))
@@ -311,11 +358,21 @@ def explanation_html(e: Explanation) -> str:
                     f"{forward:.8g} and ⟨Jᵀ·ct, dx⟩ = ⟨dft(ct), dx⟩ = {backward:.8g}: equal, since "
                     "the transposed program applies the transpose of the linear one.</div>"
                 )
-        opened = " open" if k < OPEN_STAGES else ""
+        blank = task is not None and key in ("linearized", "transposed")
+        opened = " open" if k < OPEN_STAGES or blank else ""
         sections.append(
             f'<details{opened} class="stage" data-stage="{html.escape(key)}">'
             f"<summary>{html.escape(title)}</summary>{content}</details>"
         )
     if e.with_stats:
         sections.append(f'<details open class="stats"><summary>Stats:</summary>{_pipeline_table(e.stats())}</details>')
-    return _fragment(table, _header(e) + "\n".join(sections))
+    sections.append(
+        '<details open class="memory"><summary>Memory over reverse mode:</summary><div class="about memory-about">'
+        "The bytes live at each step of the primal program, then of the transposed one (the caller holding x "
+        "and f(x)); each residual a bar from the step that saves it to the last that reads it; the peak "
+        f"marked (shax.stats' liveness). Hover for values.</div>{memory_svg(e)}</details>"
+    )
+    body = '<div class="stacked">' + "\n".join(sections) + '</div><div class="aligned" hidden></div>'
+    body += '<div class="stepper" hidden></div>'
+    scripts = [VIEWS_SCRIPT, *([CHECK_SCRIPT] if task is not None else [])]
+    return _fragment(table, _header(e, task) + body, scripts, views)

@@ -7,7 +7,9 @@ click highlights, from indexes built once: the binding's copies in every stage (
 provenance, primitive and rank among those), the bindings its rules made from the same
 line (same family; dropped when more than `FAMILY_LIMIT` share it: a loop's line), and in
 its own definition its operands and its uses. A click touches only the bindings it lights
-and the ones it unlights.
+and the ones it unlights. It leaves on its root element (`root.shax`) what the views'
+and the exercise checker's scripts draw with: the table, `line` (a binding as printed, or
+a blank to fill), `chunked`, `attach` (a drawn box's spans, lit as the selection says).
 """
 
 from __future__ import annotations
@@ -75,7 +77,11 @@ SCRIPT = """
   const data = JSON.parse(root.querySelector("script.shax-data").textContent);
   const S = data.s, D = data.d, OPS = data.ops, LIMIT = LIMIT_VALUE, CHUNK = 200;
   const rows = [], defnOf = [];
-  D.forEach(function (d, k) { d.start = rows.length; for (const r of d.b) { rows.push(r); defnOf.push(k); } });
+  D.forEach(function (d, k) {
+    d.start = rows.length;
+    for (const r of d.b) { rows.push(r); defnOf.push(k); }
+    if (d.h) d.hidden = new Map(d.h);  // position -> 1 (the learner answers it) or 2 (only hidden)
+  });
   const elements = new Map();  // binding -> its spans (a definition shown in two stages has two)
   let lit = new Map(), selectedSpan = null, byKey = null, byFamily = null;
   const esc = t => t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
@@ -117,19 +123,19 @@ SCRIPT = """
     const text = S[t];
     return ' :: <span class="t-' + text.split("[")[0] + '">' + esc(text) + "</span>";
   }
-  function show(d) {
-    const head = "def " + esc(S[d.n]) + "(", pad = " ".repeat(S[d.n].length + 5);
-    const args = d.a.map((t, k) => "arg" + k + typed(t));
-    const lines = [head + args.join(", \\n" + pad) + ") ="];
-    d.b.forEach(function (r, j) {
-      const operands = [];
-      for (let a = 6; a < r.length; a++) operands.push(name(d, r[0] - r[a]));
-      const op = [S[OPS[r[2]][0]], ...operands].join(" ");
-      const prov = data.provenance ? '  <span class="prov">-- ' + esc(S[r[3]]) + "</span>" : "";
-      lines.push((j ? "      " : "  let ") + '<span class="b" data-i="' + (d.start + j) + '">' + lhs(d, r, j, true)
-        + " = " + esc(op) + "</span>" + prov);
-    });
-    lines.push("  in [" + d.o.map(v => esc(name(d, v))).join(", ") + "]");
+  function line(d, j, bare) {  // binding j of d, as printed (bare: without provenance); a blank to fill in an exercise
+    const r = d.b[j], i = d.start + j, mode = d.hidden ? d.hidden.get(j) : undefined;
+    const head = '<span class="b' + (mode ? " hidden" : "") + '" data-i="' + i + '">' + lhs(d, r, j, true) + " = ";
+    const prov = data.provenance && !bare ? '  <span class="prov">-- ' + esc(S[r[3]]) + "</span>" : "";
+    if (mode === 1) return head + '</span><input class="answer" data-i="' + i + '" size="36" spellcheck="false"'
+      + ' placeholder="type this binding, e.g. mul x1 x2"><button class="check" data-i="' + i + '">check</button>'
+      + '<span class="verdict" data-i="' + i + '"></span>' + prov;
+    if (mode === 2) return head + "?</span>" + prov;
+    const operands = [];
+    for (let a = 6; a < r.length; a++) operands.push(name(d, r[0] - r[a]));
+    return head + esc([S[OPS[r[2]][0]], ...operands].join(" ")) + "</span>" + prov;
+  }
+  function chunked(lines) {
     // Blocks of CHUNK lines, each drawn only when scrolled near (content-visibility): a click
     // or an opened stage then lays out and paints what is on screen, not the whole program.
     const blocks = [];
@@ -138,18 +144,35 @@ SCRIPT = """
       blocks.push('<div class="chunk" style="contain-intrinsic-size: auto ' + (n * 1.35).toFixed(2) + 'em">'
         + lines.slice(k, k + n).join("\\n") + "</div>");
     }
-    return '<pre class="defn">' + blocks.join("") + "</pre>";
+    return blocks.join("");
   }
-  function render(box) {
-    if (box.dataset.done) return;
-    box.dataset.done = "1";
-    box.innerHTML = box.dataset.defs.split(" ").map(k => show(D[+k])).join("\\n");
+  function show(d) {
+    const head = "def " + esc(S[d.n]) + "(", pad = " ".repeat(S[d.n].length + 5);
+    const args = d.a.map((t, k) => "arg" + k + typed(t));
+    const lines = [head + args.join(", \\n" + pad) + ") ="];
+    d.b.forEach((r, j) => lines.push((j ? "      " : "  let ") + line(d, j)));
+    lines.push("  in [" + d.o.map(v => esc(name(d, v))).join(", ") + "]");
+    return '<pre class="defn">' + chunked(lines) + "</pre>";
+  }
+  function attach(box) {  // the binding spans in box, lit as the current selection says
     for (const span of box.querySelectorAll(".b")) {
       const i = +span.dataset.i;
       if (!elements.has(i)) elements.set(i, []);
       elements.get(i).push(span);
       if (lit.has(i)) span.classList.add(...lit.get(i));
     }
+  }
+  function detach(box) {  // forget the spans of a box about to be drawn again
+    for (const span of box.querySelectorAll(".b")) {
+      const spans = elements.get(+span.dataset.i) || [], k = spans.indexOf(span);
+      if (k >= 0) spans.splice(k, 1);
+    }
+  }
+  function render(box) {
+    if (box.dataset.done) return;
+    box.dataset.done = "1";
+    box.innerHTML = box.dataset.defs.split(" ").map(k => show(D[+k])).join("\\n");
+    attach(box);
   }
   function select(span) {
     indexes();
@@ -193,5 +216,7 @@ SCRIPT = """
     if (!stage || stage.open) render(box);
   }
   setTimeout(indexes, 0);
+  // What the views (`shax.html_views`) and the exercise checker (`shax.html_check`) draw with.
+  root.shax = { data, S, D, OPS, rows, defnOf, esc, name, typed, line, chunked, attach, detach, select, render };
 })();
 """.replace("LIMIT_VALUE", str(FAMILY_LIMIT))

@@ -222,8 +222,9 @@ def run_cli(*argv: str) -> int:
         return 2
 
 
+CLI_WORDS = ["trace", "types", "explain", MEDIUM, "f32[6]", "f32[2,2]", "--inputs", "--seed", "--stages"]
 CLI_ARGUMENTS = st.one_of(
-    st.sampled_from(["trace", "types", "explain", MEDIUM, "f32[6]", "f32[2,2]", "--inputs", "--seed", "--stages"]),
+    st.sampled_from([*CLI_WORDS, "--exercise", "sin"]),
     st.text(max_size=6),
     st.sampled_from(["[1", "[[1, 2]]", '[["a"]]', "[[1, 2, 3, 4, 5, 6], [[1, 2], [3, 4]]]", "-1", "f,dft", "{}"]),
 )
@@ -319,6 +320,7 @@ SHAX: dict[str, Call] = {
     "explain (stats)": Call(shax.explain, (loss, f32[3]), {"stats": True}, variadic=True),
     "Explanation.stats": Call(EXPLANATION.stats, ()),
     "Explanation.to_dot": Call(EXPLANATION.to_dot, ()),
+    "Explanation.exercise": Call(EXPLANATION.exercise, ("sin",)),
     "scan": Call(shax.scan, (scan_step, X, XS), {"reverse": True}, variants=(inside_trace(shax.scan),)),
     "fori_loop": Call(
         shax.fori_loop,
@@ -433,6 +435,7 @@ NOT_CALLED = {
     "Diff": "made by diff",
     "Stats": "made by stats",
     "PipelineStats": "made by Explanation.stats",
+    "Exercise": "made by Explanation.exercise",
 }
 # shax.random: a key, and each function's good call, on numpy values and with the key traced.
 KEY = shax.random.PRNGKey(0)

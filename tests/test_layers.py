@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("shax.transforms",),
     ("shax.export",),
     ("shax.explain", "shax.cli", "shax.optimizers", "shax.numpy", "shax.nn", "shax.stats", "shax.graphviz", "shax.plot",
-     "shax.tree_util", "shax.tree", "shax"),
+     "shax.exercise", "shax.html_views", "shax.html_check", "shax.memory", "shax.tree_util", "shax.tree", "shax"),
 ]  # fmt: skip
 
 

@@ -146,7 +146,7 @@ def test_the_page_holds_every_bindings_value_and_the_dot_product_test() -> None:
     traced, strings = data["d"][0], data["s"]
     sin = np.sin(np.broadcast_to(e.inputs[0], (2, 6)))
     assert strings[traced["x"][2]] == summary(sin) == np.array2string(sin, precision=6, separator=" ").replace("\n", "")
-    zipped = data["d"][-1]
+    zipped = next(d for d in data["d"] if strings[d["n"]] == e.zipped.name)
     assert strings[zipped["x"][-1]] == summary(e.vjp[-1])  # the last binding: a cotangent of an input
     assert summary(np.arange(40, dtype=np.float32).reshape(8, 5)) == "f32[8, 5] min 0 max 39 mean 19.5"
     forward, backward = dot_products(e)
