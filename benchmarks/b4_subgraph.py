@@ -32,7 +32,7 @@ from benchmarks.harness import show_bytes, show_time
 from shax import f32
 from shax.codegen import Compiled, compile_definition
 from shax.ir import Definition
-from shax.primitives import Call
+from shax.control import Call
 
 TYPES = (f32[4, 4], f32[4])
 CALLS = 300

@@ -27,10 +27,11 @@ from collections.abc import Sequence
 
 import attrs
 
+from shax.control import Call
 from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.ir import Definition, LinearizedDefinition
 from shax.location import current_source
-from shax.primitives import Arg, Call
+from shax.primitives import Arg
 from shax.printing import called_definitions, show_binding, shown_names
 
 # origin -> fill colour

@@ -33,7 +33,7 @@ from shax.html_check import SCRIPT as CHECK_SCRIPT
 from shax.html_views import SCRIPT as VIEWS_SCRIPT
 from shax.html_views import STYLE as VIEWS_STYLE
 from shax.html_views import VIEWS, steps
-from shax.ir import Binding, Definition, LinearizedDefinition
+from shax.ir import Binding, Definition, LinearizedDefinition, install_html_view
 from shax.memory import memory_svg
 from shax.printing import called_definitions, show_definition, show_primitive, show_provenance, shown_names
 
@@ -376,3 +376,6 @@ def explanation_html(e: Explanation, task: Exercise | None = None) -> str:
     body += '<div class="stepper" hidden></div>'
     scripts = [VIEWS_SCRIPT, *([CHECK_SCRIPT] if task is not None else [])]
     return _fragment(table, _header(e, task) + body, scripts, views)
+
+
+install_html_view(definition_html)

@@ -8,6 +8,8 @@ def medium(arg0 :: f32[6], arg1 :: f32[2, 2]) =
 
 from __future__ import annotations
 
+import html
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -28,6 +30,22 @@ class Var:
 
     def __repr__(self) -> str:
         return f"x{self.id}" if self.type is None else f"x{self.id} :: {self.type}"
+
+
+# How Jupyter shows a definition: the page of `shax.html`, a later layer (it runs the
+# stages), which installs itself when imported, as `import shax` does.
+_html_views: list[Callable[[Definition | LinearizedDefinition], str]] = []
+
+
+def install_html_view(view: Callable[[Definition | LinearizedDefinition], str]) -> None:
+    """Show definitions in Jupyter with `view` (`shax.html` installs its page)."""
+    _html_views[:] = [view]
+
+
+def _html_view(value: Definition | LinearizedDefinition) -> str:
+    if not _html_views:  # `shax.html` not imported: the printed text
+        return f"<pre>{html.escape(str(value))}</pre>"
+    return _html_views[0](value)
 
 
 def type_of(var: Var) -> TensorType:
@@ -123,9 +141,7 @@ class Definition:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:  # Jupyter: bindings that highlight their provenance on a click
-        from shax.html import definition_html
-
-        return definition_html(self)
+        return _html_view(self)
 
 
 @attrs.frozen(repr=False)
@@ -144,6 +160,4 @@ class LinearizedDefinition:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:  # Jupyter
-        from shax.html import definition_html
-
-        return definition_html(self)
+        return _html_view(self)

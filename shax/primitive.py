@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import enum
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from inspect import getattr_static
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -28,6 +28,7 @@ import attrs
 import numpy as np
 
 import typeclasses as tc
+from shax.derived import has_effects
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
 from shax.location import current_source
 
@@ -151,6 +152,22 @@ class Primitive:
         it passes on unchanged, if any (forward_identities); () when none does."""
         return ()
 
+    def show(self, names: Mapping[int, str]) -> str | None:
+        """How a binding prints this operation with its static parameters, `names` naming
+        definitions by identity (None: the printer's form, its name then its fields)."""
+        return None
+
+    def pruned(self, read: Sequence[bool]) -> tuple[Primitive, tuple[int, ...]] | None:
+        """For an operation of several results some of which nothing reads (`read` per
+        result): one computing fewer, and the positions of the results it keeps (dce).
+        None: it computes them all."""
+        return None
+
+    def callee(self) -> Definition | None:
+        """The definition computing this operation's results from its operands as they
+        are (a call's), which inlining copies in its place; None for most."""
+        return None
+
     def subdefinitions(self) -> tuple[Definition, ...]:
         """The definitions this operation holds (a call's callee; a loop's body, a branch;
         a custom derivative's rule): printing shows each once, before the definitions
@@ -167,12 +184,7 @@ class Primitive:
         it runs (a loop's body, a callee) has an effectful binding."""
         if self.effectful:
             return True
-        defns = self.runs()
-        if not defns:
-            return False
-        from shax.callees import has_effects
-
-        return any(map(has_effects, defns))
+        return any(map(has_effects, self.runs()))
 
     def fail(self, message: str, *operand_types: TensorType, error: type[ShaxError] = ShaxTypeError) -> ShaxError:
         """An error naming this primitive and its operand types."""
@@ -330,3 +342,6 @@ class Arg(Primitive):
     linearity: ClassVar[tuple[Linearity, ...]] = ()
     structural: ClassVar[bool] = True
     index: int
+
+    def show(self, names: Mapping[int, str]) -> str:
+        return f"arg{self.index}"

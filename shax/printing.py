@@ -17,16 +17,19 @@ import os
 import re
 import sys
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
 
 from shax.ir import Binding, Definition, Var
-from shax.primitives import SMALL_CONSTANT, Arg, Call, Constant, DotGeneral, Primitive, Rule, Scan, While
-from shax.primitives.cond import Cond
-from shax.primitives.debug import DebugPrint
 from shax.types import DType, TensorType
+
+if TYPE_CHECKING:
+    from shax.primitive import Primitive
+
+# Constants up to this many elements are compared by value (hash-consing, CSE) and printed.
+SMALL_CONSTANT = 16
 
 
 def show_float(x: Any) -> str:
@@ -88,33 +91,25 @@ def show_array(value: np.ndarray | np.generic) -> str:
     return f"fromList {shape} [" + ",".join(show_scalar(v) for v in value.reshape(-1)) + "]"
 
 
-def show_primitive(prim: Primitive, names: dict[int, str] | None = None) -> str:
-    """The operation with its static parameters, e.g. `broadcast [1] [2,6]`; a call names
-    its callee (as `names`, by the callee's identity, says): `call linear`."""
-    if isinstance(prim, Call):
-        return f"call {(names or {}).get(prim.key, prim.defn.name)}"
-    if isinstance(prim, Arg):
-        return f"arg{prim.index}"
-    if isinstance(prim, (Scan, While, Cond, DebugPrint)):
-        return prim.show(names or {})
-    if isinstance(prim, Constant):
-        return show_array(prim.value)
-    if isinstance(prim, DotGeneral) and prim.is_matrix_product:
-        return "dot"
-    params = [_show_static(getattr(prim, field.name), names) for field in attrs.fields(type(prim)) if field.init]
+def show_primitive(prim: Primitive, names: Mapping[int, str] | None = None) -> str:
+    """The operation with its static parameters, e.g. `broadcast [1] [2,6]`: as the
+    primitive shows itself (`Primitive.show`: a call names its callee as `names`, by the
+    callee's identity, says), else its name then its fields."""
+    shown = prim.show(names or {})
+    if shown is not None:
+        return shown
+    params = [show_static(getattr(prim, field.name), names) for field in attrs.fields(type(prim)) if field.init]
     return " ".join([prim.name, *params])
 
 
-def _show_static(value: Any, names: dict[int, str] | None) -> str:
+def show_static(value: Any, names: Mapping[int, str] | None) -> str:
     """A static parameter; a definition shows as its printed name (it is printed before)."""
     if isinstance(value, Definition):
         return (names or {}).get(id(value), value.name)
     if isinstance(value, (str, TensorType)):
         return str(value)
-    if isinstance(value, Rule):  # a rule traced when needed (custom derivatives): its name until then
-        return value.name if value.traced is None else _show_static(value.traced, names)
     if isinstance(value, tuple) and any(isinstance(v, (Definition, TensorType)) for v in value):
-        return "[" + ",".join(_show_static(v, names) for v in value) + "]"
+        return "[" + ",".join(show_static(v, names) for v in value) + "]"
     return show_param(value)
 
 
@@ -166,7 +161,7 @@ def show_provenance(binding: Binding, saved_names: Mapping[int, str] | None = No
     """Where `binding` came from: the user's line, and what emitted it (`traced`: the
     user's code itself; `argument`: the definition's own); a residual names the value it
     saves by `saved_names` (primal var id -> name) where it has one."""
-    origin = binding.origin or ("argument" if isinstance(binding.prim, Arg) else "traced")
+    origin = binding.origin or ("argument" if binding.prim.structural else "traced")
     if saved_names:
         origin = _SAVES.sub(
             lambda m: m.group(1) + saved_names.get(int(m.group(2)), f"x{m.group(2)}") + m.group(3), origin

@@ -1,6 +1,6 @@
 """A custom_jvp rule must be linear in the tangents (JAX's contract). Linearize builds the
 function's derivative from the rule linearized in its tangents at zero tangents
-(`shax.callees.custom_derivative`), which is the rule only if the rule is linear; the
+(`shax.control.callees.custom_derivative`), which is the rule only if the rule is linear; the
 structure of that linearization tells when it is not, instead of zeros without a word:
 
 - a residual (what its linear part reads besides the tangents) computed from a tangent:

@@ -32,6 +32,7 @@ import attrs
 import numpy as np
 
 import shax
+from shax import control as C
 from shax import primitives as P
 from shax.ir import Definition
 from shax.rules.evaluate import eval_rules
@@ -363,7 +364,7 @@ def _linear_sin_times(output: int) -> Callable[..., Any]:
         types = tuple(o.type if isinstance(o, shax.Tracer) else TensorType.of(o) for o in operands)
         out = TensorType(types[0].dtype, tuple(np.broadcast_shapes(*(t.shape for t in types))))
         bwd = _callee(lambda c, s, y, g0, g1: _sin_times_bwd((c, s, y), (g0, g1)), (*types[2:], out, out))
-        prim = P.CustomVJPLinear(bwd, "sin_times", (out, out), (0, 1))
+        prim = C.CustomVJPLinear(bwd, "sin_times", (out, out), (0, 1))
         if any(isinstance(o, shax.Tracer) for o in operands):
             return apply_all(prim, *operands)[output]
         return eval_rules[prim](prim, operands)[output]
@@ -669,7 +670,7 @@ ROWS: list[Spec] = [
     ),
     # A definition returning (sin x · y, sin x − y), called: each case reads one output.
     Spec(
-        P.Call,
+        C.Call,
         (
             Case("output0", calling(_sin_times, 0), ((2, 3), (2, 3))),
             Case("output1", calling(_sin_times, 1), ((2, 3), (2, 3))),
@@ -680,7 +681,7 @@ ROWS: list[Spec] = [
         FLOATS,
     ),
     Spec(
-        P.CustomJVP,
+        C.CustomJVP,
         (
             Case("output0", lambda x, y: _custom_sin_times(x, y)[0], ((2, 3), (2, 3))),
             Case("output1", lambda x, y: _custom_sin_times(x, y)[1], ((2, 3), (2, 3))),
@@ -690,7 +691,7 @@ ROWS: list[Spec] = [
         FLOATS,
     ),
     Spec(
-        P.CustomVJP,
+        C.CustomVJP,
         (
             Case("output0", lambda x, y: _vjp_sin_times(x, y)[0], ((2, 3), (2, 3))),
             Case("output1", lambda x, y: _vjp_sin_times(x, y)[1], ((2, 3), (2, 3))),
@@ -700,7 +701,7 @@ ROWS: list[Spec] = [
         FLOATS,
     ),
     Spec(
-        P.CustomVJPLinear,
+        C.CustomVJPLinear,
         (
             Case("output0", _linear_sin_times(0), ((2, 3),) * 5),
             Case("output1", _linear_sin_times(1), ((2, 3),) * 5),
@@ -735,7 +736,7 @@ def _while_sin_times(x: Any, y: Any) -> Any:
 
 ROWS += [
     Spec(
-        P.Scan,
+        C.Scan,
         (
             Case("carry", scanning(0), ((3,), (4, 3))),
             Case("ys", scanning(1), ((3,), (4, 3))),
@@ -746,7 +747,7 @@ ROWS += [
         FLOATS,
     ),
     Spec(
-        P.While,
+        C.While,
         (Case("matrix", _while_sin_times, ((2, 3), (2, 3))), Case("scalar", _while_sin_times, ((), ()))),
         (REAL, REAL),
         FLOATS,
@@ -832,7 +833,7 @@ def switching(output: int) -> Callable[..., Any]:
 
 ROWS.append(
     Spec(
-        P.Cond,
+        C.Cond,
         (
             Case("output0", switching(0), ((), (2, 3), (2, 3))),
             Case("output1", switching(1), ((), (2, 3), (2, 3))),
@@ -873,5 +874,5 @@ SPECS: dict[type[P.Primitive], Spec] = {spec.prim: spec for spec in ROWS}
 assert len(SPECS) == len(ROWS), "two spec rows for one primitive"
 # Primitives differentiated in forward mode only (a while loop's trip count is known only
 # when it runs), and the rows of the others, which the reverse-mode tests run.
-FORWARD_ONLY: frozenset[type[P.Primitive]] = frozenset({P.While})
+FORWARD_ONLY: frozenset[type[P.Primitive]] = frozenset({C.While})
 REVERSE_MODE_SPECS = {prim: spec for prim, spec in SPECS.items() if prim not in FORWARD_ONLY}

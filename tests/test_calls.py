@@ -13,6 +13,7 @@ import pytest
 import typeguard
 
 import shax
+from shax import control as C
 from shax import f64
 from shax import primitives as P
 from shax.ir import Definition
@@ -46,8 +47,8 @@ def with_calls(x: Any, w: Any, b: Any) -> Any:
     return reduce_sum(h2 * h, [0, 1])
 
 
-def calls_in(defn: Definition) -> list[P.Call]:
-    return [b.prim for b in defn.bindings if isinstance(b.prim, P.Call)]
+def calls_in(defn: Definition) -> list[C.Call]:
+    return [b.prim for b in defn.bindings if isinstance(b.prim, C.Call)]
 
 
 def assert_same_tree(got: Any, expected: Any) -> None:
@@ -63,7 +64,7 @@ def assert_same_tree(got: Any, expected: Any) -> None:
 def test_a_subgraph_called_twice_is_two_calls_of_one_definition() -> None:
     dense = shax.subgraph(lambda x, w, b: tanh(x @ w + b))
     defn = shax.xpr(lambda x, w, b: dense(dense(x, w, b), w, b), X, W, B)
-    first, second = (b for b in defn.bindings if isinstance(b.prim, P.Call))
+    first, second = (b for b in defn.bindings if isinstance(b.prim, C.Call))
     assert first.prim.defn is second.prim.defn and first.prim == second.prim
     assert second.args[0] == first.var
     assert not any(isinstance(b.prim, P.Tanh) for b in defn.bindings), "inlined"
@@ -127,7 +128,7 @@ def test_a_call_returning_its_argument_unchanged_is_forwarded() -> None:
 
     defn = forward_identities(infer_types(shax.trace(f, f64[3], f64[3])))
     (call,) = calls_in(dce(defn))
-    assert call.num_outputs == 1, "the output passing y on is y: the callee is pruned of it"
+    assert call.num_results == 1, "the output passing y on is y: the callee is pruned of it"
     xpr = shax.xpr(f, X[0], B)
     product = next(b for b in xpr.bindings if isinstance(b.prim, P.Mul))
     y = next(b.var for b in xpr.bindings if b.prim == P.Arg(1))
@@ -142,7 +143,7 @@ def test_dce_prunes_the_outputs_no_caller_reads() -> None:
     defn = infer_types(shax.trace(f, f64[2, 3], f64[3, 3], f64[3]))
     (before,) = calls_in(defn)
     (after,) = calls_in(dce(defn))
-    assert (before.num_outputs, after.num_outputs) == (2, 1)
+    assert (before.num_results, after.num_results) == (2, 1)
     assert not any(isinstance(b.prim, (P.Tanh, P.DotGeneral)) for b in after.defn.bindings)
     assert dce(defn) == dce(dce(defn)) and calls_in(dce(dce(defn)))[0].defn is after.defn  # built once
     np.testing.assert_allclose(shax.evaluate(dce(defn), X, W, B)[0], np.sin(X))
@@ -159,7 +160,7 @@ def test_cse_merges_identical_calls() -> None:
     assert len(calls_in(traced)) == 1, "hash-consed while tracing"
     # Built by hand without hash-consing: two bindings of one call, which cse makes one.
     bindings = list(traced.bindings)
-    k = next(i for i, b in enumerate(bindings) if isinstance(b.prim, P.Call))
+    k = next(i for i, b in enumerate(bindings) if isinstance(b.prim, C.Call))
     fresh = 1 + max(v.id for b in bindings for v in b.vars)
     again = tuple(shax.Var(fresh + j, v.type) for j, v in enumerate(bindings[k].vars))
     twice = shax.Binding(again, bindings[k].prim, bindings[k].args)

@@ -14,6 +14,7 @@ import pytest
 
 import shax
 import shax.numpy as snp
+from shax import control as C
 from shax import primitives as P
 from shax.ir import Definition
 from shax.passes import cse, dce
@@ -51,8 +52,8 @@ def expected_grad(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return 2 * x, np.ones_like(y)
 
 
-def conds(defn: Definition) -> list[P.Cond]:
-    return [b.prim for b in defn.bindings if isinstance(b.prim, P.Cond)]
+def conds(defn: Definition) -> list[C.Cond]:
+    return [b.prim for b in defn.bindings if isinstance(b.prim, C.Cond)]
 
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])
@@ -91,7 +92,7 @@ def test_traced_cond_is_one_operation_each_branch_traced_once() -> None:
 
     defn = shax.trace(lambda x, y: shax.cond(x[0] > 0, left, right, x, y), "f64[3]", "f64[3]")
     assert sorted(traced) == ["left", "right"]
-    (cond,) = [b for b in defn.bindings if isinstance(b.prim, P.Cond)]
+    (cond,) = [b for b in defn.bindings if isinstance(b.prim, C.Cond)]
     assert len(cond.vars) == 3  # three outputs of one cond, one binding
     # cond is a switch of (false, true): the false branch first, as in JAX
     assert [b.name for b in cond.prim.branches] == ["right", "left"]
@@ -257,7 +258,7 @@ def test_the_type_rule_rejects_branches_of_different_outputs() -> None:
     other = infer_types(shax.trace(lambda x, y: x[:2], "f64[3]", "f64[3]"))
     x = shax.TensorType(shax.f64, (3,))
     with pytest.raises(shax.ShaxTypeError, match=r"cond: .* returns \(f64\[2\]\)"):
-        result_types(P.Cond((cond.branches[0], other)), shax.TensorType(shax.i32, ()), x, x)
+        result_types(C.Cond((cond.branches[0], other)), shax.TensorType(shax.i32, ()), x, x)
 
 
 W = np.array([0.5, 1.5, -0.7])

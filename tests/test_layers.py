@@ -14,11 +14,12 @@ ROOT = Path(__file__).resolve().parents[1]
 # Bottom up; a module belongs to the first layer one of whose prefixes it starts with.
 LAYERS: list[tuple[str, ...]] = [
     ("typeclasses",),
-    ("shax.errors", "shax.types", "shax.primitive", "shax.ir", "shax.location", "shax.gcpause", "shax.pytree",
+    ("shax.errors", "shax.types", "shax.primitive", "shax.ir", "shax.derived", "shax.printing", "shax.location",
+     "shax.gcpause", "shax.pytree",
      "shax.pytree_keys", "shax.well_typed", "shax.typeclass_errors", "shax.array_subclasses", "shax.jax_arrays"),
     ("shax.rules",),
     ("shax.primitives", "shax.extend", "shax.checkpoint_policies"),
-    ("shax.printing", "shax.builder"),
+    ("shax.builder",),
     ("shax.tracer", "shax.array_methods", "shax.array_protocols", "shax.array_methods_reductions", "shax.indexing",
      "shax.at_updates",
      "shax.numpy_dispatch", "shax.checked_numpy", "shax.promotion",
@@ -27,7 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("shax.passes",),
     ("shax.stages",),
     ("shax.codegen",),
-    ("shax.callees", "shax.loop_bodies", "shax.cond_branches"),
+    ("shax.control",),
     ("shax.transforms",),
     ("shax.export",),
     ("shax.explain", "shax.cli", "shax.optimizers", "shax.numpy", "shax.nn", "shax.stats", "shax.graphviz", "shax.plot",

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import shax
-from shax.primitives import Scan
+from shax.control import Scan
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

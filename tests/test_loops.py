@@ -16,7 +16,7 @@ import pytest
 import shax
 import shax.numpy as snp
 from shax.codegen import compile_definition
-from shax.primitives import Scan, While
+from shax.control import Scan, While
 from shax.testing.numeric import check_directional_derivative
 
 RNG = np.random.default_rng(0)

@@ -15,9 +15,9 @@ import pytest
 
 import shax
 import shax.numpy as snp
+from shax.control import Call, Scan, While
+from shax.control.cond import Cond
 from shax.ir import Definition
-from shax.primitives import Call, Scan, While
-from shax.primitives.cond import Cond
 
 _calls = [0]
 

@@ -14,10 +14,11 @@ import typeguard
 
 import shax
 import shax.numpy as snp
-from shax import callees, f64, i32
+from shax import f64, i32
+from shax.control import callees
 from shax.cli import load_function
+from shax.control import Call
 from shax.ir import Definition, Var
-from shax.primitives import Call
 from shax.printing import called_definitions
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

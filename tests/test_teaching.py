@@ -16,6 +16,7 @@ import typeguard
 
 import shax
 import typeclasses as tc
+from shax import control as C
 from shax import f32
 from shax import primitives as P
 from shax.cli import load_function, main
@@ -45,7 +46,7 @@ def test_every_built_in_primitive_has_a_cost() -> None:
     """Written (dot_general, the reductions, call, ...) or derived (elementwise, shape_only, arg)."""
     assert [p.__name__ for p in BUILT_IN if not cost_rules.covers(p)] == []
     assert not cost_rules.is_registered(P.Sin) and not cost_rules.is_registered(P.Reshape)
-    assert cost_rules.is_registered(P.DotGeneral) and cost_rules.is_registered(P.Call)
+    assert cost_rules.is_registered(P.DotGeneral) and cost_rules.is_registered(C.Call)
 
 
 def test_a_primitive_without_a_cost_is_a_named_error() -> None:
@@ -113,7 +114,7 @@ def test_a_call_costs_its_callee_once_per_call(monkeypatch: pytest.MonkeyPatch) 
         return tc.reduce_sum(h2 + s + s2, [0, 1])
 
     defn = shax.xpr(model, f32[2, 3], f32[3, 3])
-    calls = [b for b in defn.bindings if isinstance(b.prim, P.Call)]
+    calls = [b for b in defn.bindings if isinstance(b.prim, C.Call)]
     assert len(calls) == 2  # two calls, each one binding of both outputs
     # layer: 2·2·3·3 + 6 (tanh) + 6 (sin) = 48; model: 2 calls, 2 adds of 6, a sum of 6
     s = shax.stats(defn)

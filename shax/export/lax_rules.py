@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from shax import control as C
 from shax import primitives as P
 from shax.export.rules import export_rule
 from shax.primitives.gather import Indexing
@@ -297,8 +298,8 @@ def _scatter(prim: P.Scatter, operands: Sequence[Any], out: TensorType) -> Any:
 
 
 # call f x = f's function under jax.jit: one StableHLO function, which every call site calls
-@export_rule(P.Call)
-def _call(prim: P.Call, operands: Sequence[Any], out: Any) -> list[Any]:
+@export_rule(C.Call)
+def _call(prim: C.Call, operands: Sequence[Any], out: Any) -> list[Any]:
     from shax.export.lowering import exported
 
     return list(exported("to_jax", prim.defn).jitted(*operands))
@@ -318,26 +319,26 @@ def _checkpoint_name(prim: P.CheckpointName, operands: Sequence[Any], out: Tenso
 
 # custom_jvp f rule x = f x (and custom_vjp's): the function, as a call of it; the rule
 # has entered the program already where shax differentiated it
-@export_rule(P.CustomJVP, P.CustomVJP)
-def _custom(prim: P.CustomJVP | P.CustomVJP, operands: Sequence[Any], out: Any) -> list[Any]:
+@export_rule(C.CustomJVP, C.CustomVJP)
+def _custom(prim: C.CustomJVP | C.CustomVJP, operands: Sequence[Any], out: Any) -> list[Any]:
     from shax.export.lowering import exported
 
     return list(exported("to_jax", prim.defn).jitted(*operands))
 
 
 # custom_vjp_linear bwd dx r = (bwd transposed)(dx, r)
-@export_rule(P.CustomVJPLinear)
-def _custom_vjp_linear(prim: P.CustomVJPLinear, operands: Sequence[Any], out: Any) -> list[Any]:
+@export_rule(C.CustomVJPLinear)
+def _custom_vjp_linear(prim: C.CustomVJPLinear, operands: Sequence[Any], out: Any) -> list[Any]:
+    from shax.control.custom import forward_tangents
     from shax.export.lowering import exported
-    from shax.primitives.custom import forward_tangents
 
     jvp, tangents = forward_tangents(prim, operands)
     return list(exported("to_jax", jvp).jitted(*tangents, *operands[len(prim.floats) :]))
 
 
 # scan: lax.scan of the body's function, the consts closed over
-@export_rule(P.Scan)
-def _scan(prim: P.Scan, operands: Sequence[Any], out: Any) -> list[Any]:
+@export_rule(C.Scan)
+def _scan(prim: C.Scan, operands: Sequence[Any], out: Any) -> list[Any]:
     from shax.export.lowering import exported
 
     body = exported("to_jax", prim.body).jitted
@@ -356,8 +357,8 @@ def _scan(prim: P.Scan, operands: Sequence[Any], out: Any) -> list[Any]:
 
 
 # while: lax.while_loop of the cond's and body's functions, the consts closed over
-@export_rule(P.While)
-def _while(prim: P.While, operands: Sequence[Any], out: Any) -> list[Any]:
+@export_rule(C.While)
+def _while(prim: C.While, operands: Sequence[Any], out: Any) -> list[Any]:
     from shax.export.lowering import exported
 
     cond, body = exported("to_jax", prim.cond).jitted, exported("to_jax", prim.body).jitted
@@ -367,8 +368,8 @@ def _while(prim: P.While, operands: Sequence[Any], out: Any) -> list[Any]:
 
 
 # cond: lax.switch of the branches' functions (which clamps the index, as shax does)
-@export_rule(P.Cond)
-def _cond(prim: P.Cond, operands: Sequence[Any], out: Any) -> list[Any]:
+@export_rule(C.Cond)
+def _cond(prim: C.Cond, operands: Sequence[Any], out: Any) -> list[Any]:
     from shax.export.lowering import exported
 
     functions = [exported("to_jax", b).jitted for b in prim.branches]

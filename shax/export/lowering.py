@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from shax import callees
+from shax.control import callees
 from shax.errors import ShaxError, ShaxTypeError, at
 from shax.export import debug_rules, lax_rules, lax_window_rules, linalg_rules  # noqa: F401 - register the rules
 from shax.export.rules import export_rules

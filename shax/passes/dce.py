@@ -11,12 +11,9 @@ nothing.
 
 from __future__ import annotations
 
-import attrs
-
 from shax.ir import Binding, Definition
 from shax.passes.rewrite import check_input, keep, walk
 from shax.primitive import Arg
-from shax.primitives import Call, Scan
 from shax.well_typed import mark_well_typed
 
 
@@ -32,25 +29,17 @@ def dce(defn: Definition) -> Definition:
 
 
 def prune_calls(defn: Definition) -> Definition:
-    """`defn` with each call some of whose results nothing reads calling its callee
-    without them (`shax.callees.pruned`, built once per callee and outputs kept), and each
-    scan some of whose ys nothing reads scanning its body without them (its carries stay:
-    the next iteration reads them). Two sweeps: linear time."""
+    """`defn` with each operation some of whose results nothing reads computing fewer
+    where it can (`Primitive.pruned`: a call calls its callee without those outputs, a
+    scan scans its body without those ys, its carries staying). Two sweeps: linear time."""
     read = {v.id for v in defn.outputs} | {a.id for b in defn.bindings for a in b.args}
     bindings, pruned_any = [], False
     for b in defn.bindings:
-        prim = b.prim
-        if isinstance(prim, (Call, Scan)):
-            always = prim.carry if isinstance(prim, Scan) else 0
-            kept = tuple(k for k, v in enumerate(b.vars) if k < always or v.id in read)
-            if len(kept) < len(b.vars):
-                from shax.callees import pruned
-
-                if isinstance(prim, Call):
-                    pruned_prim: Call | Scan = Call(pruned(prim.defn, kept), prim.linear)
-                else:
-                    pruned_prim = attrs.evolve(prim, body=pruned(prim.body, kept))
-                b = Binding(tuple(b.vars[k] for k in kept), pruned_prim, b.args, b.source, b.origin)
+        if len(b.vars) > 1 or b.prim.multi_result:
+            found = b.prim.pruned([v.id in read for v in b.vars])
+            if found is not None:
+                prim, kept = found
+                b = Binding(tuple(b.vars[k] for k in kept), prim, b.args, b.source, b.origin)
                 pruned_any = True
         bindings.append(b)
     if not pruned_any:

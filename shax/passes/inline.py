@@ -16,7 +16,6 @@ from shax.builder import Builder
 from shax.ir import Binding, Definition, Var
 from shax.passes.rewrite import check_input
 from shax.primitive import Arg
-from shax.primitives import Call
 from shax.well_typed import mark_well_typed
 
 
@@ -44,8 +43,8 @@ def inline(defn: Definition) -> Definition:
                 frame.env[binding.vars[0].id] = builder.keep(binding, ())
             elif isinstance(prim, Arg):
                 frame.env[binding.vars[0].id] = frame.operands[prim.index]
-            elif isinstance(prim, Call):  # copy the callee, then go on after this binding
-                stack.append(_Frame(prim.defn, [frame.env[a.id] for a in binding.args], binding))
+            elif (callee := prim.callee()) is not None:  # copy the callee, then go on after this binding
+                stack.append(_Frame(callee, [frame.env[a.id] for a in binding.args], binding))
                 break
             else:
                 args = [frame.env[a.id] for a in binding.args]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 
 from shax.primitive import Linearity, Primitive
+from shax.printing import SMALL_CONSTANT, show_array
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.evaluate import eval_rule
 from shax.rules.types import type_rule
@@ -42,10 +43,6 @@ def uniform_value(array: np.ndarray) -> np.ndarray | None:
     return array.reshape(-1)[:1].reshape(())
 
 
-# Constants up to this many elements are compared by value (hash-consing, CSE) and printed.
-SMALL_CONSTANT = 16
-
-
 @attrs.frozen(eq=False)
 class Constant(Primitive):
     """A literal array. Without operands, it depends on no input: its tangent is zero, it
@@ -61,6 +58,9 @@ class Constant(Primitive):
     __eq__ = object.__eq__
     __ne__ = object.__ne__
     __hash__ = object.__hash__
+
+    def show(self, names: Mapping[int, str]) -> str:
+        return show_array(self.value)  # `fromList [2] [1.0,2.0]`, elided when large
 
     def cons_key(self) -> Any:
         if self.value.size > SMALL_CONSTANT:

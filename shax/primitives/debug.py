@@ -17,7 +17,7 @@ from __future__ import annotations
 import builtins
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
@@ -66,7 +66,7 @@ class DebugPrint(Primitive):
     def cons_key(self) -> Any:
         return object()  # two prints of the same values are two prints
 
-    def show(self, names: dict[int, str]) -> str:
+    def show(self, names: Mapping[int, str]) -> str:
         """How bindings print it: `debug_print "x = {} y = {y}" [y]`, its batch if batched."""
         keywords = f" [{','.join(self.names)}]" if self.names else ""
         return f"{self.name} {json.dumps(self.fmt)}{keywords}" + (f" batch {self.batch}" if self.batch else "")

@@ -6,7 +6,7 @@ as in the original, and `dot_general [2] [1] [0] [0]` otherwise."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
@@ -61,6 +61,9 @@ class DotGeneral(Primitive):
     @property
     def is_matrix_product(self) -> bool:
         return self.dims == ((1,), (0,), (), ())
+
+    def show(self, names: Mapping[int, str]) -> str | None:
+        return "dot" if self.is_matrix_product else None  # the seed's `dot x5 x6`
 
 
 def free_axes(rank: int, contracting: tuple[int, ...], batch: tuple[int, ...]) -> list[int]:

@@ -53,6 +53,8 @@ def not_linear(prim: Primitive, ct: Tracer, operands: Sequence[Operand]) -> Sequ
 
 
 def _derive(cls: type[Primitive]) -> TransposeRule | None:
+    if cls.variadic:  # linear per operation: a variadic primitive that can be linear registers its rule
+        return not_linear
     linear = cls.linear_operands or cls.bilinear_operands
     return None if linear else not_linear
 

@@ -28,7 +28,7 @@ from shax.errors import ShaxError, ShaxTypeError, at
 from shax.ir import Binding, Definition, LinearizedDefinition
 from shax.location import current_source
 from shax.primitive import Arg, Linearity
-from shax.primitives import Call, Constant
+from shax.primitives import Constant
 from shax.printing import show_binding
 from shax.validation import check_well_formed, expect_definition, expect_linearized
 
@@ -59,9 +59,10 @@ def _check(defn: Definition, num_linear: int, checked: set[tuple[int, int]]) -> 
     for b in defn.bindings:
         found = _kind_of(defn, b, num_linear, kind)
         kind.update((v.id, found) for v in b.vars)
-        if isinstance(b.prim, Call) and b.prim.linear and (id(b.prim.defn), b.prim.linear) not in checked:
-            checked.add((id(b.prim.defn), b.prim.linear))
-            _check(b.prim.defn, b.prim.linear, checked)
+        callee, linear = b.prim.callee(), len(b.prim.linear_operands)
+        if callee is not None and linear and (id(callee), linear) not in checked:  # a linear call
+            checked.add((id(callee), linear))
+            _check(callee, linear, checked)
     for v in defn.outputs:
         if kind[v.id] is _Kind.VALUE:
             message = f"returns x{v.id}, which does not depend on the tangents and is not zero (an affine map)"

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from shax.callees import checkpointed
 from shax.checkpoint_policies import nothing_saveable
+from shax.control.callees import checkpointed
 from shax.errors import ShaxTypeError, at
 from shax.location import current_source
 from shax.pytree import TreeDef

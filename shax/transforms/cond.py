@@ -4,7 +4,7 @@
     y = shax.switch(index, branches, *operands)             index clamped to the branches
 
 Operands and results are pytrees. On numpy values the taken branch runs (a Python `if`:
-only it). On tracers each records one `cond` operation (`shax.primitives.cond`) holding
+only it). On tracers each records one `cond` operation (`shax.control.cond`) holding
 every branch as a typed definition, traced once at the operands' types through the
 transforms' staging; `cond` is a switch of (false_fun, true_fun) on the predicate as an
 int, as in JAX. The branches must return the same structure of the same types.
@@ -20,12 +20,12 @@ import attrs
 import numpy as np
 
 import typeclasses as tc
-from shax.callees import rearranged
+from shax.control import Cond
+from shax.control.callees import rearranged
+from shax.control.cond import run_all, taken
 from shax.errors import ShaxError, ShaxTypeError, a_type, at
 from shax.location import current_source
 from shax.passes import cleanup
-from shax.primitives import Cond
-from shax.primitives.cond import run_all, taken
 from shax.pytree import leaf_paths, unflatten
 from shax.tracer import Tracer, tracing
 from shax.tracing import check_arity, check_function, function_name

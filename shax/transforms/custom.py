@@ -11,7 +11,7 @@ with JAX's API.
         return log1pexp(x), dx * (1.0 - 1.0 / (1.0 + exp(x)))
 
 On numpy values the function just runs. Traced, a call is one operation holding the
-function's definition and its rule (`shax.primitives.custom`), both traced once per
+function's definition and its rule (`shax.control.custom`), both traced once per
 argument types; every transform then uses the rule. `nondiff_argnums` are Python values
 (hashable, part of what is traced), passed to the function and, first, to the rule
 (`rule(*nondiff, primals, tangents)`, `fwd(*args)`, `bwd(*nondiff, residuals, ct)`).
@@ -27,11 +27,11 @@ from typing import Any, SupportsIndex
 import attrs
 import numpy as np
 
+from shax.control.custom import CustomJVP, CustomVJP, Rule
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
 from shax.ir import Definition
 from shax.location import current_source
 from shax.passes import cleanup
-from shax.primitives.custom import CustomJVP, CustomVJP, Rule
 from shax.pytree import TreeDef, flatten, unflatten
 from shax.tracer import Tracer, apply_all
 from shax.tracing import check_arity, check_function, function_location, function_name

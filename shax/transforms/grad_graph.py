@@ -18,7 +18,7 @@ are (its argument vars are the original's). `inputs_dict(fwd_call_info)` re-poin
 that call site to it (so the forward pass runs once) and reads the activations off it.
 
 A definition's gradient graph with every output provided and every float argument
-required is the one its calls use (`shax.callees`): built once per definition, and
+required is the one its calls use (`shax.control.callees`): built once per definition, and
 shared by every graph that calls it. `called_graphs_grad_info` makes autodiff use
 gradient graphs built before for the definitions it calls; `return_all_grad_graphs`
 returns those of every definition it differentiated.
@@ -33,13 +33,13 @@ from typing import Any, Literal, overload
 import attrs
 import numpy as np
 
-from shax import callees
+from shax.control import Call, callees
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.evaluate import evaluate
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.location import current_source
 from shax.passes import cleanup
-from shax.primitives import Arg, Call
+from shax.primitives import Arg
 from shax.printing import called_definitions
 from shax.stages import linearize, transpose
 from shax.tracer import Tracer, apply_all, re_record

@@ -5,7 +5,7 @@
     val = shax.while_loop(cond, body, val)      cond(val) -> bool scalar, body(val) -> val
 
 On numpy values each runs as a Python loop. On tracers each records one loop operation
-(`shax.primitives.loops`) holding the body as a typed definition, traced once at the
+(`shax.control.loops`) holding the body as a typed definition, traced once at the
 carry's (and x slices') types through the transforms' staging: every transform sees a
 loop, whatever the trip count. `fori_loop` with Python int bounds is a scan (it has a
 fixed trip count, so reverse mode differentiates it); with traced bounds a while loop.
@@ -23,13 +23,13 @@ from typing import Any
 import attrs
 import numpy as np
 
-from shax.callees import rearranged
+from shax.control import Scan, While
+from shax.control.callees import rearranged
+from shax.control.loops import run_all
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.ir import Definition
 from shax.location import current_source
 from shax.passes import cleanup
-from shax.primitives import Scan, While
-from shax.primitives.loops import run_all
 from shax.pytree import TreeDef, flatten, leaf_paths, unflatten
 from shax.tracer import Tracer, tracing
 from shax.tracing import check_arity, check_function, function_name

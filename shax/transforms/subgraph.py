@@ -9,7 +9,7 @@
     layer(h, w1); layer(h2, w2)     # traced: two calls of one definition, not two copies
 
 On numpy values a call runs its definition (a subgraph runs its Python function); on
-tracers it records `call` bindings (`shax.primitives.call`), so that every transform
+tracers it records `call` bindings (`shax.control.call`), so that every transform
 sees a call, differentiates its callee once and reuses that at every call site.
 """
 
@@ -20,12 +20,12 @@ from typing import Any
 
 import attrs
 
+from shax.control import Call
 from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, a_type, at
 from shax.evaluate import check_argument, evaluate
 from shax.ir import Definition, Var
 from shax.location import current_source
 from shax.passes import cleanup
-from shax.primitives import Call
 from shax.pytree import TreeDef, flatten, unflatten
 from shax.stages import check_types
 from shax.tracer import Tracer, apply_all
@@ -83,7 +83,7 @@ def typed_callee(what: str, defn: Any) -> Definition:
     expect_definition(what, defn)
     if defn.is_typed:
         return check_types(defn)
-    from shax.callees import typed
+    from shax.control.callees import typed
 
     return typed(defn)
 

@@ -6,7 +6,7 @@ its rule, so that printed programs show where a rule entered:
     x5 = custom_vjp clip clip_fwd clip_bwd 0 x2
 
 - `custom_jvp f rule`: `rule(primals, tangents) -> (outputs, output tangents)`, linear in
-  the tangents. Linearize partially evaluates the rule (`shax.callees.custom_derivative`,
+  the tangents. Linearize partially evaluates the rule (`shax.control.callees.custom_derivative`,
   built once per rule): its part at zero tangents is a forward definition (outputs, then
   the activations), its linear part a definition of the tangents and activations; the
   operation becomes calls of them, as a `call` of f becomes calls of f's derivative, so
@@ -26,16 +26,20 @@ axis (or sums, for an unbatched argument).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 
+from shax.control.base import Control
+from shax.control.call import Call, through_derivative
+from shax.control.callees import batched, batched_cotangents, compiled, custom_derivative, custom_vjp_jvp, flops, wrt
 from shax.errors import ShaxError, ShaxTypeError
+from shax.evaluate import evaluate
 from shax.ir import Definition
 from shax.primitive import Linearity, Primitive
-from shax.primitives.call import Call, through_derivative
+from shax.printing import show_static
 from shax.rules.batch import batch_rule
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.cost import cost_rule
@@ -51,10 +55,9 @@ from shax.rules.linearize import (
 )
 from shax.rules.transpose import transpose_rule
 from shax.rules.types import type_rule
+from shax.stages.batch import batched_type
+from shax.tracer import Tracer, apply_all
 from shax.types import TensorType
-
-if TYPE_CHECKING:
-    from shax.tracer import Tracer
 
 __all__ = ["CustomJVP", "CustomVJP", "CustomVJPLinear", "Rule"]
 
@@ -84,8 +87,7 @@ class Rule:
 
     def batched(self, dims: tuple[int | None, ...], size: int, out_dims: tuple[int | None, ...] | None = None) -> Rule:
         """This rule over a batch; with `out_dims`, a custom_vjp bwd whose cotangents go
-        to those axes (`shax.callees.batched_cotangents`)."""
-        from shax.callees import batched, batched_cotangents
+        to those axes (`shax.control.callees.batched_cotangents`)."""
 
         key = (dims, size, out_dims)
         found = self._batched.get(key)
@@ -98,27 +100,27 @@ class Rule:
         return found
 
 
-class _Holding(Primitive):
-    """What the custom operations share: several outputs, the operands of `defn`."""
+class _Holding(Control):
+    """What the custom operations share: the function's definition `defn`, whose operands
+    they take and whose outputs they give, and rules shown by name until traced."""
 
-    multi_result: ClassVar[bool] = True
-    variadic: ClassVar[bool] = True
-    linearity: ClassVar[tuple[Linearity, ...]] = ()  # per operation: see `operand_linearity`
-    linear_operands: ClassVar[tuple[int, ...]] = ()
-    bilinear_operands: ClassVar[tuple[int, ...]] = ()
     defn: Definition
 
-    @property
-    def arity(self) -> int:  # type: ignore[override]
+    def operand_count(self) -> int:
         return len(self.defn.arg_types)
 
     @property
-    def num_outputs(self) -> int:
+    def num_results(self) -> int:
         return len(self.defn.outputs)
 
-    @property
-    def operand_linearity(self) -> tuple[Linearity, ...]:
-        return (Linearity.NONLINEAR,) * self.arity
+    def show(self, names: Mapping[int, str]) -> str:
+        params = [getattr(self, f.name) for f in attrs.fields(type(self)) if f.init]
+        shown = [p.name if isinstance(p, Rule) and p.traced is None else show_static(_defn(p), names) for p in params]
+        return " ".join([self.name, *shown])
+
+
+def _defn(value: Definition | Rule) -> Definition:
+    return value.get() if isinstance(value, Rule) else value
 
 
 @attrs.frozen(repr=False)
@@ -163,15 +165,11 @@ class CustomVJP(_Holding):
 
 
 @attrs.frozen(repr=False)
-class CustomVJPLinear(Primitive):
+class CustomVJPLinear(Control):
     """The tangent of a custom_vjp function's output: linear in the float arguments'
     tangents (its first operands), the residuals held fixed; only its transpose runs."""
 
     name: ClassVar[str] = "custom_vjp_linear"
-    multi_result: ClassVar[bool] = True
-    variadic: ClassVar[bool] = True
-    linearity: ClassVar[tuple[Linearity, ...]] = ()
-    bilinear_operands: ClassVar[tuple[int, ...]] = ()
     bwd: Definition = attrs.field(eq=False)
     # Of the custom_vjp function: its name, output types, and the float arguments whose
     # tangents are the operands (the bwd's cotangents at those positions are theirs).
@@ -183,8 +181,7 @@ class CustomVJPLinear(Primitive):
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "key", id(self.bwd))
 
-    @property
-    def arity(self) -> int:  # type: ignore[override]
+    def operand_count(self) -> int:
         return len(self.floats) + self.num_residuals
 
     @property
@@ -192,17 +189,17 @@ class CustomVJPLinear(Primitive):
         return len(self.bwd.arg_types) - len(self.output_types)
 
     @property
-    def num_outputs(self) -> int:
+    def num_results(self) -> int:
         return len(self.output_types)
+
+    @property
+    def linear_positions(self) -> tuple[int, ...]:
+        return tuple(range(len(self.floats)))
 
     @property
     def operand_linearity(self) -> tuple[Linearity, ...]:
         # Linear in the tangents; the residuals are values a derivative of it may move too.
         return (Linearity.LINEAR,) * len(self.floats) + (Linearity.NONLINEAR,) * self.num_residuals
-
-    @property
-    def linear_operands(self) -> tuple[int, ...]:  # type: ignore[override]
-        return tuple(range(len(self.floats)))
 
     def subdefinitions(self) -> tuple[Definition, ...]:
         return (self.bwd,)
@@ -214,8 +211,6 @@ class CustomVJPLinear(Primitive):
 @eval_rule(CustomJVP, CustomVJP)
 def _record_or_run(prim: CustomJVP | CustomVJP, operands: Sequence[Any]) -> list[Any]:
     """Every output: on tracers the operation recorded, on values f's definition run."""
-    from shax.evaluate import evaluate
-    from shax.tracer import Tracer, apply_all
 
     if any(isinstance(o, Tracer) for o in operands):
         return apply_all(prim, *operands)
@@ -243,7 +238,6 @@ def _custom_vjp_linear_type(prim: CustomVJPLinear, operands: Sequence[TensorType
 # custom_vjp_linear bwd dx r = (bwd(r, ·))ᵀ dx, where bwd is linear in the cotangents
 @eval_rule(CustomVJPLinear)
 def _custom_vjp_linear_eval(prim: CustomVJPLinear, operands: Sequence[Any]) -> list[Any]:
-    from shax.evaluate import evaluate
 
     jvp, tangents = forward_tangents(prim, operands)
     return evaluate(jvp, *tangents, *operands[len(prim.floats) :])
@@ -258,7 +252,6 @@ def forward_tangents(prim: CustomVJPLinear, operands: Sequence[Any]) -> tuple[De
 
 def _forward(prim: CustomVJPLinear) -> Definition:
     """bwd transposed: the forward derivative, or a ShaxError where bwd is not linear."""
-    from shax.callees import custom_vjp_jvp
 
     try:
         return custom_vjp_jvp(prim.bwd, prim.num_residuals)
@@ -300,7 +293,6 @@ def _all_tangents(prim: CustomVJPLinear, jvp: Definition, operands: Sequence[Any
 def _custom_jvp_linearize(
     prim: CustomJVP, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> PrimalAndTangent:
-    from shax.callees import custom_derivative
 
     rule = prim.rule
     shown = rule.name if rule.location is None else f"{rule.name} (defined at {rule.location})"
@@ -313,17 +305,15 @@ def _custom_jvp_linearize(
 def _custom_vjp_linearize(
     prim: CustomVJP, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> PrimalAndTangent:
-    from shax.callees import wrt
-    from shax.tracer import apply_all
 
     fwd = prim.fwd.get()
     forward = apply_all(Call(fwd), *primals)
-    values = forward[: prim.num_outputs]
+    values = forward[: prim.num_results]
     if not any(v.type.dtype.is_float for v in values):
         return PrimalAndTangent(values, [Zero(v.type) for v in values])
     floats = wrt(prim.defn)
     dx = [materialized(tangents[k]) for k in floats]
-    res = [residual(r) for r in forward[prim.num_outputs :]]
+    res = [residual(r) for r in forward[prim.num_results :]]
     linear = CustomVJPLinear(prim.bwd.get(), prim.defn.name, prim.defn.output_types(), floats)
     dys = apply_all(linear, *dx, *res)
     return PrimalAndTangent(values, [dy if v.type.dtype.is_float else Zero(v.type) for v, dy in zip(values, dys)])
@@ -332,7 +322,6 @@ def _custom_vjp_linearize(
 # (custom_vjp_linear bwd dx r)ᵀ ct = bwd(r, ct), at the float arguments
 @transpose_rule(CustomVJPLinear)
 def _custom_vjp_linear_transpose(prim: CustomVJPLinear, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
-    from shax.tracer import apply_all
 
     filled = [materialized(Zero(t)) if ct is None else ct for ct, t in zip(cts, prim.output_types)]
     residuals = list(operands[len(prim.floats) :])
@@ -342,7 +331,6 @@ def _custom_vjp_linear_transpose(prim: CustomVJPLinear, cts: Sequence[Any], oper
 
 @batch_rule(CustomJVP)
 def _custom_jvp_batch(prim: CustomJVP, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Any, Any]:
-    from shax.callees import batched
 
     size = _size(operands, dims)
     defn = batched(prim.defn, tuple(dims), size)
@@ -352,7 +340,6 @@ def _custom_jvp_batch(prim: CustomJVP, operands: Sequence[Tracer], dims: Sequenc
 
 def _at_axis_0(prim: Primitive, operands: Sequence[Tracer]) -> tuple[list[Tracer], list[int | None]]:
     """Every result of `prim` on `operands`, each batched at axis 0."""
-    from shax.tracer import apply_all
 
     results = apply_all(prim, *operands)
     return results, [0] * len(results)
@@ -360,7 +347,6 @@ def _at_axis_0(prim: Primitive, operands: Sequence[Tracer]) -> tuple[list[Tracer
 
 @batch_rule(CustomVJP)
 def _custom_vjp_batch(prim: CustomVJP, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Any, Any]:
-    from shax.callees import batched
 
     size = _size(operands, dims)
     defn = batched(prim.defn, tuple(dims), size)
@@ -374,8 +360,6 @@ def _custom_vjp_batch(prim: CustomVJP, operands: Sequence[Tracer], dims: Sequenc
 def _custom_vjp_linear_batch(
     prim: CustomVJPLinear, operands: Sequence[Tracer], dims: Sequence[int | None]
 ) -> tuple[Any, Any]:
-    from shax.callees import batched_cotangents
-    from shax.stages.batch import batched_type
 
     size = _size(operands, dims)
     n = len(prim.floats)
@@ -400,7 +384,6 @@ def _holding_codegen(prim: CustomJVP | CustomVJP, site: Site, operands: Sequence
 
 @codegen_rule(CustomVJPLinear)
 def _custom_vjp_linear_codegen(prim: CustomVJPLinear, site: Site, operands: Sequence[Operand]) -> str:
-    from shax.callees import compiled
 
     jvp = _forward(prim)
     names = [site.constant(t) if not isinstance(t, Operand) else t for t in _all_tangents(prim, jvp, operands)]
@@ -409,7 +392,6 @@ def _custom_vjp_linear_codegen(prim: CustomVJPLinear, site: Site, operands: Sequ
 
 
 def _call_compiled(defn: Definition, site: Site, operands: Sequence[Operand]) -> str:
-    from shax.callees import compiled
 
     function = site.constant(compiled(defn).function)
     return f"{function}({', '.join(map(str, operands))})"
@@ -418,7 +400,6 @@ def _call_compiled(defn: Definition, site: Site, operands: Sequence[Operand]) ->
 # what f computes (its rule runs only where a derivative is taken)
 @cost_rule(CustomJVP, CustomVJP)
 def _holding_cost(prim: CustomJVP | CustomVJP, operands: Sequence[TensorType], out: Any) -> int:
-    from shax.callees import flops
 
     return flops(prim.defn)
 
@@ -426,6 +407,5 @@ def _holding_cost(prim: CustomJVP | CustomVJP, operands: Sequence[TensorType], o
 # bwd's, which its forward value (bwd transposed) and its transpose (bwd) both cost
 @cost_rule(CustomVJPLinear)
 def _custom_vjp_linear_cost(prim: CustomVJPLinear, operands: Sequence[TensorType], out: Any) -> int:
-    from shax.callees import flops
 
     return flops(prim.bwd)

@@ -6,7 +6,7 @@ operands, chosen by an integer index clamped to the branches, as one operation.
 
 One binding defines every output of the cond (`multi_result`). The branches are printed once each, before
 their users (`subdefinitions`). The rules run stages on the branches once per tuple of
-branches (`shax.callees`, `shax.cond_branches`):
+branches (`shax.control.callees`, `shax.control.cond_branches`):
 
 - linearize: a cond of the branches' forward definitions (outputs, then the union of
   the branches' activation slots, zeros in the others' slots), and a cond on the same
@@ -23,15 +23,19 @@ branches (`shax.callees`, `shax.cond_branches`):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 
 import typeclasses as tc
+from shax.control.base import Control
+from shax.control.callees import batched, compiled, flops, wrt
+from shax.control.cond_branches import cond_derivative, cond_transposed
+from shax.evaluate import evaluate
 from shax.ir import Definition
-from shax.primitive import Linearity, Primitive
+from shax.primitive import Linearity
 from shax.rules.batch import batch_rule, batched_at, moveaxis
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.cost import cost_rule
@@ -39,20 +43,15 @@ from shax.rules.evaluate import eval_rule
 from shax.rules.linearize import PrimalAndTangent, Tangent, Zero, linearize_rule, materialized, residual, zero_rule
 from shax.rules.transpose import transpose_rule
 from shax.rules.types import type_rule
+from shax.tracer import Tracer, apply_all
 from shax.types import TensorType
-
-if TYPE_CHECKING:
-    from shax.tracer import Tracer
 
 __all__ = ["Cond"]
 
 
 @attrs.frozen(repr=False)
-class Cond(Primitive):
+class Cond(Control):
     name: ClassVar[str] = "cond"
-    linearity: ClassVar[tuple[Linearity, ...]] = ()  # per operation: see `operand_linearity`
-    multi_result: ClassVar[bool] = True
-    variadic: ClassVar[bool] = True
     branches: tuple[Definition, ...] = attrs.field(eq=False)
     linear: int = 0
     # The branches' identities: a cond compares and hashes by them, never by their bindings.
@@ -61,37 +60,26 @@ class Cond(Primitive):
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "key", tuple(map(id, self.branches)))
 
-    @property
-    def arity(self) -> int:  # type: ignore[override]
+    def operand_count(self) -> int:
         return 1 + len(self.branches[0].arg_types)
 
     @property
-    def num_outputs(self) -> int:
+    def num_results(self) -> int:
         return len(self.branches[0].outputs)
 
     @property
-    def operand_linearity(self) -> tuple[Linearity, ...]:
-        rest = self.arity - 1 - self.linear
-        if self.linear == 0:
-            return (Linearity.NON_DIFFERENTIABLE, *(Linearity.NONLINEAR,) * rest)
-        return (
-            Linearity.NON_DIFFERENTIABLE,
-            *(Linearity.LINEAR,) * self.linear,
-            *(Linearity.NON_DIFFERENTIABLE,) * rest,
-        )
-
-    @property
-    def linear_operands(self) -> tuple[int, ...]:  # type: ignore[override]
+    def linear_positions(self) -> tuple[int, ...]:
         return tuple(range(1, 1 + self.linear))
 
     @property
-    def bilinear_operands(self) -> tuple[int, ...]:  # type: ignore[override]
-        return ()
+    def operand_linearity(self) -> tuple[Linearity, ...]:
+        # the index is an integer: locally constant, whatever the branches are linear in
+        return (Linearity.NON_DIFFERENTIABLE, *super().operand_linearity[1:])
 
     def subdefinitions(self) -> tuple[Definition, ...]:
         return self.branches
 
-    def show(self, names: dict[int, str]) -> str:
+    def show(self, names: Mapping[int, str]) -> str:
         shown = ",".join(names.get(id(b), b.name) for b in self.branches)
         linear = f" linear={self.linear}" if self.linear else ""
         return f"cond [{shown}]{linear}"
@@ -108,8 +96,6 @@ def taken(index: Any, count: int) -> int:
 def run_all(prim: Cond, operands: Sequence[Any]) -> list[Any]:
     """Every output of the cond: the taken branch computed on numpy values (only it runs);
     recorded on tracers."""
-    from shax.evaluate import evaluate
-    from shax.tracer import Tracer, apply_all
 
     if any(isinstance(o, Tracer) for o in operands):
         return apply_all(prim, *operands)
@@ -144,19 +130,16 @@ def _cond_eval(prim: Cond, operands: Sequence[Any]) -> list[Any]:
 def _cond_linearize(
     prim: Cond, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> PrimalAndTangent:
-    from shax.callees import wrt
-    from shax.cond_branches import cond_derivative
-    from shax.tracer import apply_all
 
     d = cond_derivative(prim.branches)
     forward = apply_all(attrs.evolve(prim, branches=d.forward), *primals)
-    values = forward[: prim.num_outputs]
+    values = forward[: prim.num_results]
     if not any(v.type.dtype.is_float for v in values):
         return PrimalAndTangent(values, [Zero(v.type) for v in values])
     differentiated = wrt(prim.branches[0])
     dx = [materialized(tangents[1 + k]) for k in differentiated]
     index = residual(primals[0])  # crossing before the activations, in operand order (as `unzip` reads them)
-    acts = [residual(a) for a in forward[prim.num_outputs :]]
+    acts = [residual(a) for a in forward[prim.num_results :]]
     dys = apply_all(Cond(d.linear, len(differentiated)), index, *dx, *acts)
     return PrimalAndTangent(values, [dy if v.type.dtype.is_float else Zero(v.type) for v, dy in zip(values, dys)])
 
@@ -170,8 +153,6 @@ def _cond_zero(prim: Cond, operands: Sequence[Any]) -> Any:
 # (cond(i, df…)(dx, a))ᵀ ct = cond(i, dfᵀ…)(ct, a): one cond for all outputs' cotangents
 @transpose_rule(Cond)
 def _cond_transpose(prim: Cond, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
-    from shax.cond_branches import cond_transposed
-    from shax.tracer import apply_all
 
     branches = cond_transposed(prim.branches, prim.linear)
     types = prim.branches[0].output_types()
@@ -187,9 +168,6 @@ def _cond_transpose(prim: Cond, cts: Sequence[Any], operands: Sequence[Any]) -> 
 def _cond_batch(
     prim: Cond, operands: Sequence[Tracer], dims: Sequence[int | None]
 ) -> tuple[list[Tracer], list[int | None]]:
-    from shax.callees import batched
-    from shax.evaluate import evaluate
-    from shax.tracer import apply_all
 
     size = next(o.type.shape[d] for o, d in zip(operands, dims) if d is not None)
     args, arg_dims = list(operands[1:]), tuple(dims[1:])
@@ -215,7 +193,6 @@ def _cond_batch(
 # codegen: `if i <= 0: f0(x) elif i == 1: f1(x) … else: fn(x)`, each branch compiled once
 @codegen_rule(Cond)
 def _cond_codegen(prim: Cond, site: Site, operands: Sequence[Operand]) -> str:
-    from shax.callees import compiled
 
     functions = [site.constant(compiled(b).function) for b in prim.branches]
     s, index = f"s{site.var}", operands[0].expr
@@ -232,6 +209,5 @@ def _cond_codegen(prim: Cond, site: Site, operands: Sequence[Operand]) -> str:
 # cond: the costliest branch's flops (which one runs is data)
 @cost_rule(Cond)
 def _cond_cost(prim: Cond, operands: Sequence[TensorType], out: Any) -> int:
-    from shax.callees import flops
 
     return max(flops(b) for b in prim.branches)

@@ -1,5 +1,5 @@
-"""What the cond rules (`shax.primitives.cond`) make of a cond's branches, built once per
-tuple of branches and kept while the first branch lives (`shax.callees`' cache).
+"""What the cond rules (`shax.control.cond`) make of a cond's branches, built once per
+tuple of branches and kept while the first branch lives (`shax.control.callees`' cache).
 
 Every branch takes the cond's operands (after the index) and returns outputs of the same
 types. Linearizing branch k gives a forward definition (outputs, then its activations
@@ -20,7 +20,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from shax.callees import _cached, build, derivative, rearranged, transposed, wrt
+from shax.control.callees import build, derivative, rearranged, transposed, wrt
+from shax.derived import derived
 from shax.evaluate import evaluate
 from shax.ir import Definition
 from shax.passes import cleanup
@@ -37,7 +38,7 @@ class CondDerivative:
 
 
 def cond_derivative(branches: tuple[Definition, ...]) -> CondDerivative:
-    return _cached(branches[0], ("cond derivative", *map(id, branches)), lambda: _cond_derivative(branches))
+    return derived(branches[0], ("cond derivative", *map(id, branches)), lambda: _cond_derivative(branches))
 
 
 def _cond_derivative(branches: tuple[Definition, ...]) -> CondDerivative:

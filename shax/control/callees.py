@@ -4,9 +4,7 @@ call site: its derivative (`derivative`), the transpose of a linear callee
 outputs no caller reads (`pruned`) and its compiled function (`compiled`; a loop body's
 without argument tests, `compiled_body`).
 
-Kept by the callee's identity while it lives (definitions are values: what is derived
-from one stays true). Threads missing an entry at once may each build it; either is
-kept, both right.
+Kept by the callee's identity while it lives (`shax.derived`).
 
 A checkpointed callee (`checkpointed`) has its derivative unzipped by its policy.
 
@@ -23,15 +21,15 @@ them from the transposed call).
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable, Hashable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 import numpy as np
 
 from shax import cost
 from shax.codegen import Compiled, compile_definition
+from shax.derived import derived, known, replace
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.passes import bind_arguments, cleanup
 from shax.primitive import Arg
@@ -44,41 +42,20 @@ from shax.tracer import Tracer, lift, new_trace
 from shax.types import TensorType
 from shax.well_typed import mark_well_typed
 
-T = TypeVar("T")
-
-# id(callee) -> (what was derived) -> the derived value
-_derived: dict[int, dict[Hashable, Any]] = {}
-
-
-def _cached(defn: Definition, key: Hashable, build: Callable[[], T]) -> T:
-    entries = _derived.get(id(defn))
-    if entries is None:
-        entries = _derived.setdefault(id(defn), {})
-        weakref.finalize(defn, _derived.pop, id(defn), None)
-    found = entries.get(key)
-    if found is None:
-        found = entries[key] = build()
-    return found
-
-
-def has_effects(defn: Definition) -> bool:
-    """Whether running `defn` has an effect (`Primitive.has_effect`), found once per definition."""
-    return _cached(defn, "effects", lambda: any(b.prim.has_effect() for b in defn.bindings))
-
 
 def typed(defn: Definition) -> Definition:
     """An untyped callee, typed (once: every call of it calls the same typed definition)."""
-    return _cached(defn, "typed", lambda: infer_types(defn))
+    return derived(defn, "typed", lambda: infer_types(defn))
 
 
 def derivative(defn: Definition) -> LinearizedDefinition:
     """f's forward definition (outputs, then activations) and its linear definition."""
-    return _cached(defn, "derivative", lambda: _linearized(defn))
+    return derived(defn, "derivative", lambda: _linearized(defn))
 
 
 def is_differentiated(defn: Definition) -> bool:
     """Whether `defn`'s derivative was built (a call of it was differentiated)."""
-    return "derivative" in _derived.get(id(defn), {})
+    return known(defn, "derivative") is not None
 
 
 def wrt(defn: Definition) -> tuple[int, ...]:
@@ -87,7 +64,7 @@ def wrt(defn: Definition) -> tuple[int, ...]:
 
 
 def _linearized(defn: Definition) -> LinearizedDefinition:
-    policy = _derived.get(id(defn), {}).get("policy")
+    policy = known(defn, "policy")
     if policy is None:
         lin = linearize(defn, wrt(defn))
     else:  # a checkpointed callee: what the policy does not save, its linear part recomputes
@@ -98,23 +75,21 @@ def _linearized(defn: Definition) -> LinearizedDefinition:
 def checkpointed(defn: Definition, policy: Policy) -> Definition:
     """`defn`, whose derivative (built when a call of it is differentiated) saves what
     `policy` saves (`shax.checkpoint`), and so does its batched form's."""
-    _cached(defn, "policy", lambda: policy)
+    derived(defn, "policy", lambda: policy)
     return defn
 
 
 def install(defn: Definition, lin: LinearizedDefinition, grad: Definition) -> None:
     """Use `lin` as `defn`'s derivative and `grad` as its linear part's transpose (a
     gradient graph built before: `shax.autodiff(..., called_graphs_grad_info=)`)."""
-    _cached(defn, "derivative", lambda: lin)
-    _derived[id(defn)]["derivative"] = lin
-    _cached(lin.linear, ("transposed", len(wrt(defn))), lambda: grad)
-    _derived[id(lin.linear)][("transposed", len(wrt(defn)))] = grad
+    replace(defn, "derivative", lin)
+    replace(lin.linear, ("transposed", len(wrt(defn))), grad)
 
 
 def transposed(defn: Definition, linear: int) -> Definition:
     """The transpose of `defn`, linear in its first `linear` arguments (the rest held
     fixed): it takes the output cotangents, then those other arguments."""
-    return _cached(defn, ("transposed", linear), lambda: _transposed(defn, linear))
+    return derived(defn, ("transposed", linear), lambda: _transposed(defn, linear))
 
 
 def _transposed(defn: Definition, linear: int) -> Definition:
@@ -127,12 +102,12 @@ def _transposed(defn: Definition, linear: int) -> Definition:
 
 def batched(defn: Definition, dims: tuple[int | None, ...], size: int) -> Definition:
     """`defn` over a batch of `size`, its arguments batched at `dims`, outputs at axis 0."""
-    return _cached(defn, ("batched", dims, size), lambda: _batched(defn, dims, size))
+    return derived(defn, ("batched", dims, size), lambda: _batched(defn, dims, size))
 
 
 def _batched(defn: Definition, dims: tuple[int | None, ...], size: int) -> Definition:
     vdefn = cleanup(batch(defn, list(dims), size, 0))
-    policy = _derived.get(id(defn), {}).get("policy")
+    policy = known(defn, "policy")
     return vdefn if policy is None else checkpointed(vdefn, policy)
 
 
@@ -142,7 +117,7 @@ def custom_derivative(defn: Definition, rule: Definition, shown: str) -> Lineari
     rule as `shown`): linearized in its float tangents, its primal at zero tangents is the
     forward definition (the outputs, then the activations), its linear part's output
     tangents the linear definition."""
-    return _cached(rule, ("custom_derivative", id(defn)), lambda: _custom_derivative(defn, rule, shown))
+    return derived(rule, ("custom_derivative", id(defn)), lambda: _custom_derivative(defn, rule, shown))
 
 
 def _custom_derivative(defn: Definition, rule: Definition, shown: str) -> LinearizedDefinition:
@@ -165,7 +140,7 @@ def batched_cotangents(
     cotangents batched at `in_dims`, its argument cotangents at `out_dims`, the
     arguments' batch axes (summed over the batch for an argument not batched)."""
     key = ("batched_cotangents", in_dims, out_dims, size)
-    return _cached(bwd, key, lambda: _batched_cotangents(bwd, in_dims, out_dims, size))
+    return derived(bwd, key, lambda: _batched_cotangents(bwd, in_dims, out_dims, size))
 
 
 def _batched_cotangents(
@@ -188,7 +163,7 @@ def custom_vjp_jvp(bwd: Definition, num_residuals: int) -> Definition:
     """The forward derivative a custom_vjp function's bwd implies, where bwd is linear in
     the cotangents: its transpose, taking one tangent per bwd output (per argument of the
     function), then the residuals, and returning the output tangents."""
-    return _cached(bwd, ("custom_vjp_jvp", num_residuals), lambda: _custom_vjp_jvp(bwd, num_residuals))
+    return derived(bwd, ("custom_vjp_jvp", num_residuals), lambda: _custom_vjp_jvp(bwd, num_residuals))
 
 
 def _custom_vjp_jvp(bwd: Definition, num_residuals: int) -> Definition:
@@ -237,7 +212,7 @@ def rearranged(defn: Definition, arg_types: Sequence[TensorType], positions: Seq
 def pruned(defn: Definition, outputs: tuple[int, ...]) -> Definition:
     """`defn` returning only the outputs at positions `outputs`, without what only the
     others needed."""
-    return _cached(defn, ("pruned", outputs), lambda: _pruned(defn, outputs))
+    return derived(defn, ("pruned", outputs), lambda: _pruned(defn, outputs))
 
 
 def _pruned(defn: Definition, outputs: tuple[int, ...]) -> Definition:
@@ -253,12 +228,12 @@ def without_prints(defn: Definition) -> Definition:
         kept = tuple(b for b in defn.bindings if not b.prim.effectful)
         return Definition(defn.name, defn.arg_types, kept, defn.outputs)
 
-    return _cached(defn, "without prints", build)
+    return derived(defn, "without prints", build)
 
 
 def passed_on(defn: Definition) -> tuple[int | None, ...]:
     """Per output of `defn`, the argument it returns unchanged (None: a computed value)."""
-    return _cached(defn, "passed_on", lambda: _passed_on(defn))
+    return derived(defn, "passed_on", lambda: _passed_on(defn))
 
 
 def _passed_on(defn: Definition) -> tuple[int | None, ...]:
@@ -268,15 +243,15 @@ def _passed_on(defn: Definition) -> tuple[int | None, ...]:
 
 def compiled(defn: Definition) -> Compiled:
     """`defn`'s compiled function (`shax.codegen`)."""
-    return _cached(defn, "compiled", lambda: compile_definition(defn))
+    return derived(defn, "compiled", lambda: compile_definition(defn))
 
 
 def compiled_body(defn: Definition) -> Compiled:
     """`defn`'s compiled function without argument tests: a loop's body, called by the
     loop's generated code with values of its declared types, once per iteration."""
-    return _cached(defn, "compiled body", lambda: compile_definition(defn, checked=False))
+    return derived(defn, "compiled body", lambda: compile_definition(defn, checked=False))
 
 
 def flops(defn: Definition) -> int:
     """The flops of one run of `defn` (`shax.cost`)."""
-    return _cached(defn, "flops", lambda: cost.flops(defn))
+    return derived(defn, "flops", lambda: cost.flops(defn))

@@ -1,5 +1,5 @@
-"""What the loop rules (`shax.primitives.loops`) make of a loop's body, built once per body
-and kept while it lives (`shax.callees`' cache): the body's forward and linear parts for a
+"""What the loop rules (`shax.control.loops`) make of a loop's body, built once per body
+and kept while it lives (`shax.control.callees`' cache): the body's forward and linear parts for a
 linearized scan, the body of the transposed scan, the bodies of a jvp while loop and of
 a batched while loop.
 
@@ -21,7 +21,8 @@ from typing import Any
 import attrs
 
 import typeclasses as tc
-from shax.callees import _cached, batched, build, derivative, pruned, rearranged, transposed, without_prints, wrt
+from shax.control.callees import batched, build, derivative, pruned, rearranged, transposed, without_prints, wrt
+from shax.derived import derived
 from shax.evaluate import evaluate
 from shax.ir import Definition
 from shax.passes import cleanup
@@ -52,7 +53,7 @@ class ScanDerivative:
 
 def scan_derivative(body: Definition, num_consts: int, num_carry: int) -> ScanDerivative:
     key = ("scan derivative", num_consts, num_carry)
-    return _cached(body, key, lambda: _scan_derivative(body, num_consts, num_carry))
+    return derived(body, key, lambda: _scan_derivative(body, num_consts, num_carry))
 
 
 def _scan_derivative(body: Definition, num_consts: int, num_carry: int) -> ScanDerivative:
@@ -103,7 +104,7 @@ def scan_transposed(linear_body: Definition, fixed: int, linear: int, num_consts
 
     the linear consts' cotangents summed over the iterations in `acc`."""
     key = ("scan transposed", fixed, linear, num_consts, num_carry)
-    return _cached(linear_body, key, lambda: _scan_transposed(linear_body, fixed, linear, num_consts, num_carry))
+    return derived(linear_body, key, lambda: _scan_transposed(linear_body, fixed, linear, num_consts, num_carry))
 
 
 def _scan_transposed(body: Definition, fixed: int, linear: int, num_consts: int, num_carry: int) -> Definition:
@@ -135,7 +136,7 @@ class WhileJvp:
 
 
 def while_jvp(cond: Definition, body: Definition, num_consts: int) -> WhileJvp:
-    return _cached(body, ("while jvp", id(cond), num_consts), lambda: _while_jvp(cond, body, num_consts))
+    return derived(body, ("while jvp", id(cond), num_consts), lambda: _while_jvp(cond, body, num_consts))
 
 
 def _while_jvp(cond: Definition, body: Definition, num_consts: int) -> WhileJvp:
@@ -163,7 +164,7 @@ def while_batched(cond: Definition, body: Definition, dims: tuple[int | None, ..
     """A while loop over a batch (carries at axis 0): it runs while any member's predicate
     holds; a member whose predicate fails keeps its carry (select)."""
     key = ("while batched", id(cond), dims, size)
-    return _cached(body, key, lambda: _while_batched(cond, body, dims, size))
+    return derived(body, key, lambda: _while_batched(cond, body, dims, size))
 
 
 def _while_batched(cond: Definition, body: Definition, dims: tuple[int | None, ...], size: int) -> WhileJvp:

@@ -7,7 +7,7 @@ One binding defines every output of the call (`multi_result`). The callee is a s
 parameter held by identity (hashing a definition would walk its bindings); printing
 shows every callee once, before its callers.
 
-The rules run the stages on the callee, once per callee (`shax.callees` keeps what they
+The rules run the stages on the callee, once per callee (`shax.control.callees` keeps what they
 built), so that a call stays a call through every transform:
 
 - linearize: the callee's forward definition (its outputs, then the activations its
@@ -25,13 +25,16 @@ of a transposed one's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 import attrs
 
+from shax.control.base import Control
+from shax.control.callees import batched, compiled, derivative, flops, passed_on, pruned, transposed, wrt
+from shax.evaluate import evaluate
 from shax.ir import Definition, LinearizedDefinition
-from shax.primitive import Linearity, Primitive
+from shax.primitive import Primitive
 from shax.rules.batch import batch_rule
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.cost import cost_rule
@@ -39,20 +42,15 @@ from shax.rules.evaluate import eval_rule
 from shax.rules.linearize import PrimalAndTangent, Tangent, Zero, linearize_rule, materialized, residual, zero_rule
 from shax.rules.transpose import transpose_rule
 from shax.rules.types import type_rule
+from shax.tracer import Tracer, apply_all
 from shax.types import TensorType
-
-if TYPE_CHECKING:
-    from shax.tracer import Tracer
 
 __all__ = ["Call"]
 
 
 @attrs.frozen(repr=False)
-class Call(Primitive):
+class Call(Control):
     name: ClassVar[str] = "call"
-    linearity: ClassVar[tuple[Linearity, ...]] = ()  # per operation: see `operand_linearity`
-    multi_result: ClassVar[bool] = True
-    variadic: ClassVar[bool] = True
     defn: Definition = attrs.field(eq=False)
     linear: int = 0
     # The callee's identity: a call compares and hashes by it, never by the callee's bindings.
@@ -61,34 +59,31 @@ class Call(Primitive):
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "key", id(self.defn))
 
-    @property
-    def arity(self) -> int:  # type: ignore[override]
+    def operand_count(self) -> int:
         return len(self.defn.arg_types)
 
     @property
-    def num_outputs(self) -> int:
+    def num_results(self) -> int:
         return len(self.defn.outputs)
 
     @property
-    def operand_linearity(self) -> tuple[Linearity, ...]:
-        rest = len(self.defn.arg_types) - self.linear
-        if self.linear == 0:
-            return (Linearity.NONLINEAR,) * rest
-        return (Linearity.LINEAR,) * self.linear + (Linearity.NON_DIFFERENTIABLE,) * rest
-
-    @property
-    def linear_operands(self) -> tuple[int, ...]:  # type: ignore[override]
+    def linear_positions(self) -> tuple[int, ...]:
         return tuple(range(self.linear))
 
-    @property
-    def bilinear_operands(self) -> tuple[int, ...]:  # type: ignore[override]
-        return ()
+    def show(self, names: Mapping[int, str]) -> str:
+        return f"call {names.get(self.key, self.defn.name)}"
+
+    def pruned(self, read: Sequence[bool]) -> tuple[Primitive, tuple[int, ...]] | None:
+        """A call of the callee without the outputs nothing reads (built once per callee and outputs)."""
+        kept = tuple(k for k, r in enumerate(read) if r)
+        return None if len(kept) == len(read) else (Call(pruned(self.defn, kept), self.linear), kept)
+
+    def callee(self) -> Definition:
+        return self.defn
 
     def forwarded_results(self) -> tuple[int | None, ...]:
         """Per output, the operand it is when the callee returns that argument unchanged
         (forward_identities)."""
-        from shax.callees import passed_on
-
         return passed_on(self.defn)
 
     def subdefinitions(self) -> tuple[Definition, ...]:
@@ -101,8 +96,6 @@ class Call(Primitive):
 def call_all(prim: Call, operands: Sequence[Any]) -> list[Any]:
     """Every output of `prim`'s callee on `operands`: values on numpy values; on tracers,
     the call recorded."""
-    from shax.evaluate import evaluate
-    from shax.tracer import Tracer, apply_all
 
     if any(isinstance(o, Tracer) for o in operands):
         return apply_all(prim, *operands)
@@ -130,7 +123,6 @@ def _call_eval(prim: Call, operands: Sequence[Any]) -> list[Any]:
 def _call_linearize(
     prim: Call, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> PrimalAndTangent:
-    from shax.callees import derivative
 
     return through_derivative(derivative(prim.defn), prim.defn, primals, tangents, prim.linear)
 
@@ -146,8 +138,6 @@ def through_derivative(
     or a custom_jvp rule's): one call of d's forward definition (linear in its first
     `linear` operands, as the call differentiated is), and one of its linear definition on
     the float arguments' tangents and the activations (integer outputs' tangents are zeros)."""
-    from shax.callees import wrt
-    from shax.tracer import apply_all
 
     forward = apply_all(Call(d.primal, linear), *primals)
     n = len(defn.outputs)
@@ -170,8 +160,6 @@ def _call_zero(prim: Call, operands: Sequence[Any]) -> Any:
 # (call df(dx, a))ᵀ ct = call dft(ct, a): one call for all outputs' cotangents
 @transpose_rule(Call)
 def _call_transpose(prim: Call, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
-    from shax.callees import transposed
-    from shax.tracer import apply_all
 
     defn = prim.defn
     t = transposed(defn, prim.linear)
@@ -186,8 +174,6 @@ def _call_transpose(prim: Call, cts: Sequence[Any], operands: Sequence[Any]) -> 
 def _call_batch(
     prim: Call, operands: Sequence[Tracer], dims: Sequence[int | None]
 ) -> tuple[list[Tracer], list[int | None]]:
-    from shax.callees import batched
-    from shax.tracer import apply_all
 
     size = next(o.type.shape[d] for o, d in zip(operands, dims) if d is not None)
     vdefn = batched(prim.defn, tuple(dims), size)
@@ -197,7 +183,6 @@ def _call_batch(
 
 @codegen_rule(Call)
 def _call_codegen(prim: Call, site: Site, operands: Sequence[Operand]) -> str:
-    from shax.callees import compiled
 
     function = site.constant(compiled(prim.defn).function)
     return f"{function}({', '.join(map(str, operands))})"
@@ -206,6 +191,5 @@ def _call_codegen(prim: Call, site: Site, operands: Sequence[Operand]) -> str:
 # call: what the callee computes, its count computed once per callee
 @cost_rule(Call)
 def _call_cost(prim: Call, operands: Sequence[TensorType], out: Any) -> int:
-    from shax.callees import flops
 
     return flops(prim.defn)

@@ -11,7 +11,7 @@ Operands are the loop-invariant consts, then the carry, then (scan) the stacked 
     while: while cond(consts, carry): carry = body(consts, carry); outputs: the carry.
 
 One binding defines every output of the loop (`multi_result`), which runs once. The rules run stages on the body,
-once per body (`shax.callees`, `shax.loop_bodies`):
+once per body (`shax.control.callees`, `shax.control.loop_bodies`):
 
 - linearize (scan): a scan of the body's forward part, which also stacks the activations
   its derivative reads, and a linear scan of the body's linear part over them;
@@ -30,15 +30,19 @@ others held fixed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 
+from shax.control.base import Control
+from shax.control.callees import batched, compiled_body, flops, passed_on, pruned
+from shax.control.loop_bodies import scan_derivative, scan_transposed, while_batched, while_jvp
 from shax.errors import ShaxTypeError
+from shax.evaluate import evaluate
 from shax.ir import Definition
-from shax.primitive import Linearity, Primitive
+from shax.primitive import Primitive
 from shax.rules.batch import batch_rule, batched_at, moveaxis
 from shax.rules.codegen import Operand, Site, codegen_rule, dtype_source, shape_source
 from shax.rules.cost import cost_rule
@@ -46,43 +50,14 @@ from shax.rules.evaluate import eval_rule
 from shax.rules.linearize import PrimalAndTangent, Tangent, Zero, linearize_rule, materialized, residual, zero_rule
 from shax.rules.transpose import transpose_rule
 from shax.rules.types import type_rule
+from shax.tracer import Tracer, apply_all
 from shax.types import TensorType, bool_
-
-if TYPE_CHECKING:
-    from shax.tracer import Tracer
 
 __all__ = ["Scan", "While"]
 
 
-class _Loop(Primitive):
-    """What scan and while share: a variadic operation of several results, linear in `linear`."""
-
-    multi_result: ClassVar[bool] = True
-    variadic: ClassVar[bool] = True
-    linearity: ClassVar[tuple[Linearity, ...]] = ()  # per operation: see `operand_linearity`
-
-    @property
-    def linear_positions(self) -> tuple[int, ...]:
-        raise NotImplementedError
-
-    @property
-    def operand_linearity(self) -> tuple[Linearity, ...]:
-        linear = set(self.linear_positions)
-        if not linear:
-            return (Linearity.NONLINEAR,) * self.arity
-        return tuple(Linearity.LINEAR if k in linear else Linearity.NON_DIFFERENTIABLE for k in range(self.arity))
-
-    @property
-    def linear_operands(self) -> tuple[int, ...]:  # type: ignore[override]
-        return self.linear_positions
-
-    @property
-    def bilinear_operands(self) -> tuple[int, ...]:  # type: ignore[override]
-        return ()
-
-
 @attrs.frozen(repr=False)
-class Scan(_Loop):
+class Scan(Control):
     name: ClassVar[str] = "scan"
     body: Definition = attrs.field(eq=False)
     length: int
@@ -97,12 +72,11 @@ class Scan(_Loop):
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "key", id(self.body))
 
-    @property
-    def arity(self) -> int:  # type: ignore[override]
+    def operand_count(self) -> int:
         return len(self.body.arg_types)
 
     @property
-    def num_outputs(self) -> int:
+    def num_results(self) -> int:
         return len(self.body.outputs)
 
     @property
@@ -112,7 +86,13 @@ class Scan(_Loop):
     def subdefinitions(self) -> tuple[Definition, ...]:
         return (self.body,)
 
-    def show(self, names: dict[int, str]) -> str:
+    def pruned(self, read: Sequence[bool]) -> tuple[Primitive, tuple[int, ...]] | None:
+        """A scan of the body without the ys nothing reads (its carries stay: the next
+        iteration reads them), built once per body and outputs kept."""
+        kept = tuple(k for k, r in enumerate(read) if r or k < self.carry)
+        return None if len(kept) == len(read) else (attrs.evolve(self, body=pruned(self.body, kept)), kept)
+
+    def show(self, names: Mapping[int, str]) -> str:
         params = [f"length={self.length}", f"consts={self.consts}", f"carry={self.carry}"]
         params += ["reverse"] * self.reverse + [f"linear={self.linear}"] * bool(self.linear)
         params += [f"fixed={self.fixed}"] * bool(self.fixed)
@@ -123,7 +103,7 @@ class Scan(_Loop):
 
 
 @attrs.frozen(repr=False)
-class While(_Loop):
+class While(Control):
     name: ClassVar[str] = "while"
     cond: Definition = attrs.field(eq=False)
     body: Definition = attrs.field(eq=False)
@@ -134,12 +114,11 @@ class While(_Loop):
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "key", (id(self.cond), id(self.body)))
 
-    @property
-    def arity(self) -> int:  # type: ignore[override]
+    def operand_count(self) -> int:
         return len(self.body.arg_types)
 
     @property
-    def num_outputs(self) -> int:
+    def num_results(self) -> int:
         return len(self.body.outputs)
 
     @property
@@ -149,7 +128,7 @@ class While(_Loop):
     def subdefinitions(self) -> tuple[Definition, ...]:
         return (self.cond, self.body)
 
-    def show(self, names: dict[int, str]) -> str:
+    def show(self, names: Mapping[int, str]) -> str:
         cond, body = names.get(self.key[0], self.cond.name), names.get(self.key[1], self.body.name)
         linear = f" linear={list(self.linear)}" if self.linear else ""
         return f"while {cond} {body} consts={self.consts}{linear}"
@@ -160,7 +139,6 @@ class While(_Loop):
 
 def run_all(prim: Scan | While, operands: Sequence[Any]) -> list[Any]:
     """Every output of the loop: computed on numpy values; recorded on tracers."""
-    from shax.tracer import Tracer, apply_all
 
     if any(isinstance(o, Tracer) for o in operands):
         return apply_all(prim, *operands)
@@ -168,7 +146,6 @@ def run_all(prim: Scan | While, operands: Sequence[Any]) -> list[Any]:
 
 
 def _run_scan(prim: Scan, operands: Sequence[Any]) -> list[Any]:
-    from shax.evaluate import evaluate
 
     start = prim.consts + prim.carry
     consts, carry, xs = list(operands[: prim.consts]), list(operands[prim.consts : start]), operands[start:]
@@ -182,7 +159,6 @@ def _run_scan(prim: Scan, operands: Sequence[Any]) -> list[Any]:
 
 
 def _run_while(prim: While, operands: Sequence[Any]) -> list[Any]:
-    from shax.evaluate import evaluate
 
     consts, carry = list(operands[: prim.consts]), list(operands[prim.consts :])
     while evaluate(prim.cond, *consts, *carry)[0]:
@@ -248,13 +224,10 @@ def _float_positions(types: Sequence[TensorType]) -> list[int]:
 def _scan_linearize(
     prim: Scan, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> PrimalAndTangent:
-    from shax.evaluate import evaluate
-    from shax.loop_bodies import scan_derivative
-    from shax.tracer import apply_all
 
     d = scan_derivative(prim.body, prim.consts, prim.carry)
     forward = apply_all(attrs.evolve(prim, body=d.forward), *primals)
-    n = prim.num_outputs
+    n = prim.num_results
     values = forward[:n]
     if not any(v.type.dtype.is_float for v in values):
         return PrimalAndTangent(values, [Zero(v.type) for v in values])
@@ -283,8 +256,6 @@ def _scan_zero(prim: Scan, operands: Sequence[Any]) -> Any:
 # the carry's cotangent runs backwards, the consts' add up, the xs' are stacked
 @transpose_rule(Scan)
 def _scan_transpose(prim: Scan, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
-    from shax.loop_bodies import scan_transposed
-    from shax.tracer import apply_all
 
     body = prim.body
     tbody = scan_transposed(body, prim.fixed, prim.linear, prim.consts, prim.carry)
@@ -308,8 +279,6 @@ def _scan_transpose(prim: Scan, cts: Sequence[Any], operands: Sequence[Any]) -> 
 def _while_linearize(
     prim: While, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> list[Tangent]:
-    from shax.loop_bodies import while_jvp
-    from shax.tracer import apply_all
 
     if not any(o.type.dtype.is_float for o in outs):
         return [Zero(o.type) for o in outs]
@@ -345,8 +314,6 @@ def _while_transpose(prim: While, cts: Sequence[Any], operands: Sequence[Any]) -
 def _scan_batch(
     prim: Scan, operands: Sequence[Tracer], dims: Sequence[int | None]
 ) -> tuple[list[Tracer], list[int | None]]:
-    from shax.callees import batched
-    from shax.tracer import apply_all
 
     size = next(o.type.shape[d] for o, d in zip(operands, dims) if d is not None)
     start = prim.consts + prim.carry
@@ -363,8 +330,6 @@ def _scan_batch(
 def _while_batch(
     prim: While, operands: Sequence[Tracer], dims: Sequence[int | None]
 ) -> tuple[list[Tracer], list[int | None]]:
-    from shax.loop_bodies import while_batched
-    from shax.tracer import apply_all
 
     size = next(o.type.shape[d] for o, d in zip(operands, dims) if d is not None)
     consts = list(operands[: prim.consts])
@@ -380,7 +345,6 @@ def _while_batch(
 # (a y that is the body's x slice is the xs themselves, a y it returns twice one array)
 @codegen_rule(Scan)
 def _scan_codegen(prim: Scan, site: Site, operands: Sequence[Operand]) -> str:
-    from shax.callees import compiled_body, passed_on
 
     body = site.constant(compiled_body(prim.body).function)
     s = f"s{site.var}"
@@ -420,7 +384,6 @@ def _scan_codegen(prim: Scan, site: Site, operands: Sequence[Operand]) -> str:
 
 @codegen_rule(While)
 def _while_codegen(prim: While, site: Site, operands: Sequence[Operand]) -> str:
-    from shax.callees import compiled_body
 
     cond, body = site.constant(compiled_body(prim.cond).function), site.constant(compiled_body(prim.body).function)
     s = f"s{site.var}"
@@ -439,7 +402,6 @@ def _while_codegen(prim: While, site: Site, operands: Sequence[Operand]) -> str:
 # scan: its body's flops, once per iteration
 @cost_rule(Scan)
 def _scan_cost(prim: Scan, operands: Sequence[TensorType], out: Any) -> int:
-    from shax.callees import flops
 
     return prim.length * flops(prim.body)
 
@@ -447,6 +409,5 @@ def _scan_cost(prim: Scan, operands: Sequence[TensorType], out: Any) -> int:
 # while: one iteration's (cond and body): the trip count is data, known only when it runs
 @cost_rule(While)
 def _while_cost(prim: While, operands: Sequence[TensorType], out: Any) -> int:
-    from shax.callees import flops
 
     return flops(prim.cond) + flops(prim.body)
