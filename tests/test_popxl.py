@@ -15,9 +15,8 @@ import typeguard
 import shax
 import shax.numpy as snp
 from shax import f64, i32
-from shax.control import callees
 from shax.cli import load_function
-from shax.control import Call
+from shax.control import Call, callees
 from shax.ir import Definition, Var
 from shax.printing import called_definitions
 
