@@ -32,7 +32,6 @@ from shax.exercise import Exercise
 from shax.explain import Explanation, explain
 from shax.graphviz import to_dot
 from shax.ir import Binding, Definition, LinearizedDefinition, Var
-from shax.primitives.checkpoint_name import checkpoint_name
 from shax.stats import PipelineStats, Stats, stats
 from shax.tracer import Tracer
 from shax.tracing import trace
@@ -58,7 +57,7 @@ from shax.transforms import (
     vmap,
     xpr,
 )
-from shax.transforms.checkpoint import checkpoint, remat
+from shax.transforms.checkpoint import checkpoint, checkpoint_name, remat
 from shax.transforms.cond import cond, switch
 from shax.transforms.loops import fori_loop, scan, while_loop
 from shax.transforms.saved_residuals import saved_residuals

@@ -17,14 +17,8 @@ from shax.at_updates import IndexUpdates
 from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.indexing import index
 from shax.location import current_source
+from shax.numpy_dispatch import shax_numpy as _snp
 from shax.types import describe
-
-
-def _snp() -> Any:
-    # Imported on use: shax.numpy's modules may import the tracer, which mixes these in.
-    import shax.numpy
-
-    return shax.numpy
 
 
 def _shape(x: Any) -> tuple[int, ...]:

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from shax.numpy_dispatch import shax_numpy
+
 if TYPE_CHECKING:
     from shax.numpy._reductions import Axis
 
 
 def _reductions() -> Any:
-    # Imported when first called: shax.numpy imports the tracer this mixin is part of.
-    from shax.numpy import _reductions
-
-    return _reductions
+    # shax.numpy's own functions, before it wraps them for numpy values (`shax.numpy_dispatch`
+    # says why they are registered, not imported: shax.numpy imports the tracer).
+    return shax_numpy()._reductions
 
 
 class ReductionMethods:

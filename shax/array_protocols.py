@@ -16,6 +16,7 @@ import numpy as np
 import typeclasses as tc
 from shax.errors import ShaxAttributeError, ShaxError, ShaxTypeError, at
 from shax.location import current_source
+from shax.numpy_dispatch import shax_numpy as _snp
 
 # What to do instead, for each kind of refusal.
 _BRANCH = (
@@ -41,13 +42,6 @@ def _width(dtype: Any) -> int:
         return int(np.dtype(dtype).itemsize)
     except TypeError:
         return 0
-
-
-def _snp() -> Any:
-    # Imported on use: shax.numpy's modules import the tracer, which mixes these in.
-    import shax.numpy
-
-    return shax.numpy
 
 
 class ArrayProtocols:

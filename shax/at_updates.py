@@ -29,6 +29,7 @@ import numpy as np
 import typeclasses as tc
 from shax.errors import ShaxTypeError, ShaxValueError, a_type
 from shax.indexing import as_array, failed, index, traced_type
+from shax.numpy_dispatch import shax_numpy
 
 
 def _fail(message: str, error: type[ShaxTypeError | ShaxValueError] = ShaxTypeError) -> Exception:
@@ -77,15 +78,11 @@ class IndexUpdate:
 
     def divide(self, values: Any) -> Any:
         """JAX's: x divided by ones multiplied by the values there (numpy's true division)."""
-        from shax import numpy as snp  # on use: shax.numpy's arrays import this module
-
-        return self._like_x(snp.divide(self.x, self._ones().at[self.key].multiply(values)))
+        return self._like_x(shax_numpy().divide(self.x, self._ones().at[self.key].multiply(values)))
 
     def power(self, values: Any) -> Any:
         """JAX's: x to the power of ones multiplied by the values there."""
-        from shax import numpy as snp  # on use: shax.numpy's arrays import this module
-
-        return self._like_x(snp.power(self.x, self._ones().at[self.key].multiply(values)))
+        return self._like_x(shax_numpy().power(self.x, self._ones().at[self.key].multiply(values)))
 
     def apply(self, func: Any) -> Any:
         """JAX's: `func` applied to the elements `x[key]` reads, as many times as an

@@ -1,16 +1,23 @@
 """numpy's functions and ufuncs called on a tracer (`np.sin(x)`, `np.reshape(x, ...)`,
 `ndarray * x`) run `shax.numpy`'s function of the same name (numpy's protocols
-`__array_ufunc__` and `__array_function__`); one shax.numpy lacks is a ShaxError naming it."""
+`__array_ufunc__` and `__array_function__`); one shax.numpy lacks is a ShaxError naming it.
+
+shax.numpy sits above the tracer (its functions are written on tracers and the typeclass
+functions), yet the tracer's numpy methods run it: `x.T`, `x.sum()`, `round(x)`,
+`x.at[i].divide(v)` and these protocols. So shax.numpy registers itself here when it is
+imported (`register_numpy`), and they reach it through `shax_numpy()`: the import points
+down. `import shax` imports shax.numpy, so it is there before any tracer exists."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxTypeError, at
+from shax.errors import ShaxError, ShaxTypeError, at
 from shax.location import current_source
 
 # numpy's operators run their ufuncs, which must reach shax whichever elementwise names
@@ -22,9 +29,24 @@ _OPERATOR_UFUNCS: dict[str, Callable[..., Any]] = {
 }  # fmt: skip
 
 
-def _shax_function(name: str, what: str) -> Callable[..., Any]:
-    import shax.numpy as snp  # on use: shax.numpy's modules import the tracer
+# shax.numpy, once it has registered itself (one entry at most).
+_registered: list[ModuleType] = []
 
+
+def register_numpy(module: ModuleType) -> None:
+    """Called by shax.numpy as it is imported: `module` is shax.numpy."""
+    _registered[:] = [module]
+
+
+def shax_numpy() -> Any:
+    """The shax.numpy module (typed Any: its functions are looked up by name)."""
+    if not _registered:
+        raise ShaxError("shax.numpy is not imported yet (`import shax` imports it): the tracer's numpy methods need it")
+    return _registered[0]
+
+
+def _shax_function(name: str, what: str) -> Callable[..., Any]:
+    snp = shax_numpy()
     function = getattr(snp, name, None) if name in snp.__all__ else None
     if function is None:
         function = _OPERATOR_UFUNCS.get(name) if what == "ufunc" else None
@@ -44,8 +66,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: d
 def array_function(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     name, module = func.__name__, getattr(func, "__module__", None)
     if module == "numpy.linalg":  # np.linalg.norm is shax.numpy.linalg.norm, not shax.numpy.norm
-        import shax.numpy.linalg as snl
-
+        snl = shax_numpy().linalg
         if name not in snl.__all__:
             raise at(
                 ShaxTypeError(f"numpy.linalg.{name} on a traced array: shax.numpy.linalg has no {name} (yet)"),

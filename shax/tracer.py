@@ -32,6 +32,7 @@ from shax.primitive import Arg, DerivedInstance, Primitive, from_user_args, prim
 from shax.primitives import Broadcast, Constant, ConvertElementType, Select
 from shax.primitives.constant import uniform_value
 from shax.promotion import PromotedOperators
+from shax.rules.evaluate import install_recorder
 from shax.rules.types import result_type, result_types
 from shax.types import DType, TensorType, bool_, dtype_of_numpy, reference_dtype, weak_dtype
 
@@ -368,3 +369,17 @@ def _fill(trace: Trace, shape: tuple[int, ...], number: Any, branches: Sequence[
 
 tracer_instance = TracerInstance()
 tc.register_instance(tracer_instance, Tracer)
+
+
+def _record(prim: Primitive, operands: Sequence[Any], open_trace: bool, /) -> Tracer | None:
+    """`shax.rules.evaluate.record`: the rules of primitives without a typeclass function
+    (`debug_print`, `checkpoint_name`) record through it, knowing no tracer."""
+    if any(isinstance(o, Tracer) for o in operands):
+        return apply(prim, *operands)
+    trace = innermost_trace() if open_trace else None
+    if trace is None:
+        return None
+    return emit(trace, prim, tuple(lift(trace, o, None, prim.name) for o in operands))
+
+
+install_recorder(_record)

@@ -8,6 +8,8 @@
 JAX is optional (`pip install 'shax[xla]'`): this package imports it only when a program
 is exported, so `import shax` never does. The rules (`export_rules`, one per primitive)
 live in `shax.export.lax_rules`; the function they make, in `shax.export.lowering`.
+Importing this package registers the "xla" backend of `shax.jit` (in
+`shax.transforms.jit.backends`: the transforms sit below the export).
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from shax.errors import ShaxError, at
+from shax.errors import ShaxError, ShaxValueError, at
 from shax.export.rules import ExportRule, export_rule, export_rules  # noqa: F401 - for rule authors
 from shax.ir import Definition
 from shax.location import current_source
+from shax.transforms.jit import Jit, backends
+from shax.transforms.static import Statics
 
 __all__ = ["to_jax"]  # also here: `export_rule`, `export_rules` (to add a rule), `require_jax`
 
@@ -42,3 +46,17 @@ def to_jax(defn: Definition) -> Callable[..., list[Any]]:
     from shax.export.lowering import exported
 
     return exported("to_jax", defn)
+
+
+def _xla_jit(fn: Callable[..., Any], statics: Statics | None) -> Jit:
+    """`shax.jit(fn, backend="xla")`: `xla_jit.XlaJit`, imported (and JAX with it) only now."""
+    require_jax("jit(backend='xla')")
+    if statics is not None:
+        message = "jit: static arguments are not supported with backend='xla' yet; close over them instead"
+        raise at(ShaxValueError(message), current_source())
+    from shax.export.xla_jit import XlaJit
+
+    return XlaJit(fn)
+
+
+backends["xla"] = _xla_jit

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from shax import numpy_dispatch
 from shax.array_subclasses import refuse_array_subclass
 from shax.jax_arrays import from_jax_arguments
 from shax.numpy import (
@@ -103,3 +104,7 @@ for _name in _FUNCTIONS:
     _names[_name] = _ndarray.returning_arrays(_refusing_subclasses(_names[_name]))
 for _name in linalg.__all__:
     setattr(linalg, _name, _ndarray.returning_arrays(_refusing_subclasses(getattr(linalg, _name))))
+
+# The tracer's numpy methods and numpy's protocols on tracers run these functions
+# (`shax.numpy_dispatch` says why they are registered, not imported).
+numpy_dispatch.register_numpy(sys.modules[__name__])

@@ -1,8 +1,8 @@
 """checkpoint_name: x itself, named for a checkpoint policy (JAX's
-`jax.ad_checkpoint.checkpoint_name`). `shax.checkpoint_policies.save_only_these_names`
-saves the values so named and recomputes the others. It is the identity in evaluation,
-batching, compiled code and its transpose; linear, so its tangent is named too. No pass
-removes it: the name must reach linearize."""
+`jax.ad_checkpoint.checkpoint_name`; `shax.checkpoint_name` is in `shax.transforms.checkpoint`).
+`shax.checkpoint_policies.save_only_these_names` saves the values so named and recomputes
+the others. It is the identity in evaluation, batching, compiled code and its transpose;
+linear, so its tangent is named too. No pass removes it: the name must reach linearize."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from shax.location import current_source
 from shax.primitive import Linearity, Primitive
 from shax.rules.batch import batch_rule, unary_batch
 from shax.rules.codegen import Operand, Site, codegen_rule
-from shax.rules.evaluate import eval_rule
+from shax.rules.evaluate import eval_rule, record
 from shax.rules.transpose import Linear, transpose_rule
 from shax.rules.types import type_rule
 from shax.types import TensorType
@@ -26,21 +26,6 @@ if TYPE_CHECKING:
     from shax.tracer import Tracer
 
 __all__ = ["CheckpointName"]
-
-
-def checkpoint_name(x: Any, name: str) -> Any:
-    """`x`, named `name` for a checkpoint policy: on a tracer, a `checkpoint_name` binding."""
-    from shax.tracer import Tracer, apply
-
-    if not isinstance(name, str):
-        message = f"checkpoint_name: the name must be a string, got {type(name).__name__} {name!r:.60}"
-        raise at(ShaxTypeError(message), current_source())
-    if isinstance(x, Tracer):
-        return apply(CheckpointName(name), x)
-    if not isinstance(x, (np.ndarray, np.generic, int, float)):
-        message = f"checkpoint_name: expected an array or a number to name, got {type(x).__name__} {x!r:.60}"
-        raise at(ShaxTypeError(message), current_source())
-    return x
 
 
 @attrs.frozen
@@ -54,8 +39,16 @@ class CheckpointName(Primitive):
     label: str = attrs.field(validator=attrs.validators.instance_of(str))
 
     def apply(self, *operands: Any) -> Any:
+        """Recorded on a tracer (`record`: no typeclass function reaches the tracer); an
+        array or a number is itself."""
         (x,) = operands
-        return checkpoint_name(x, self.label)
+        recorded = record(self, operands)
+        if recorded is not None:
+            return recorded
+        if not isinstance(x, (np.ndarray, np.generic, int, float)):
+            message = f"checkpoint_name: expected an array or a number to name, got {type(x).__name__} {x!r:.60}"
+            raise at(ShaxTypeError(message), current_source())
+        return x
 
 
 @type_rule(CheckpointName)

@@ -8,8 +8,9 @@ once). Batched, it prints once per batch element, as JAX's does: `batch` counts 
 axes, shared by every operand, that it loops over (JAX's order: the innermost `vmap`'s
 axis varies slowest).
 
-Evaluation prints (numpy operands) or records (tracers); compiled code calls `print_values`, and
-the XLA export `jax.debug.callback` (`shax.export.debug_rules`).
+Evaluation prints (numpy operands) or records (tracers, or any operands under a trace:
+through `shax.rules.evaluate.record`, since rules know no tracer); compiled code calls
+`print_values`, and the XLA export `jax.debug.callback` (`shax.export.debug_rules`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from shax.primitive import Linearity, Primitive
 from shax.rules.batch import batch_rule, batched_at
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.cost import cost_rule
-from shax.rules.evaluate import eval_rule
+from shax.rules.evaluate import eval_rule, record
 from shax.rules.types import type_rule
 from shax.types import TensorType, f32
 
@@ -96,14 +97,8 @@ def _debug_print_type(prim: DebugPrint, operands: Sequence[TensorType]) -> Tenso
 # debug_print on numpy values: printed; on tracers (or under a trace): recorded there
 @eval_rule(DebugPrint)
 def _debug_print_eval(prim: DebugPrint, operands: Sequence[Any]) -> Any:
-    from shax.tracer import Tracer, apply, emit, innermost_trace, lift
-
-    if any(isinstance(o, Tracer) for o in operands):
-        return apply(prim, *operands)
-    trace = innermost_trace()
-    if trace is not None:
-        return emit(trace, prim, tuple(lift(trace, o, None, prim.name) for o in operands))
-    return prim.print_values(*operands)
+    recorded = record(prim, operands, open_trace=True)
+    return prim.print_values(*operands) if recorded is None else recorded
 
 
 # debug_print: a call of `print_values` at the operands' dtypes, bound as a global
@@ -128,8 +123,6 @@ def _debug_print_cost(prim: DebugPrint, operands: Sequence[TensorType], out: Ten
 def _debug_print_batch(
     prim: DebugPrint, operands: Sequence[Tracer], dims: Sequence[int | None]
 ) -> tuple[Tracer, int | None]:
-    from shax.tracer import apply
-
     size = next(tc.shape(x)[d] for x, d in zip(operands, dims) if d is not None)
     moved = [batched_at(x, d, prim.batch, size) for x, d in zip(operands, dims)]
-    return apply(attrs.evolve(prim, batch=prim.batch + 1), *moved), None
+    return record(attrs.evolve(prim, batch=prim.batch + 1), moved), None

@@ -6,6 +6,11 @@ operands record the operation (so evaluating a definition on tracers inlines it 
 their trace, which is how transforms compose). Only primitives without a typeclass
 function (constants) register a rule of their own.
 
+The few primitives that implement no typeclass function and still record themselves on
+tracers (`debug_print`, `checkpoint_name`) do it through `record`, whose recorder the
+tracer installs when it is imported: dispatch cannot reach the tracer without a function,
+and rules know no tracer.
+
 `numpy_rules` are the same rules for numpy operands whose types are known to fit (the
 definition passed its type rules): typeclasses' numpy method itself, without dispatch
 or the checks shax's numpy instance makes per call, as compiled code calls it.
@@ -48,6 +53,30 @@ def _derive(cls: type[Primitive]) -> EvalRule | None:
 
 eval_rules: RuleTable[EvalRule] = RuleTable("eval", _derive)
 eval_rule = eval_rules.register
+
+
+class Recorder(Protocol):
+    def __call__(self, prim: Primitive, operands: Sequence[Any], open_trace: bool, /) -> Any: ...
+
+
+def _nothing_traced(prim: Primitive, operands: Sequence[Any], open_trace: bool, /) -> None:
+    return None  # until the tracer is loaded, no value is a tracer and no trace is open
+
+
+# The recorder `record` calls: `shax.tracer`'s, once it is imported (one entry).
+_recorders: list[Recorder] = [_nothing_traced]
+
+
+def install_recorder(recorder: Recorder) -> None:
+    """Called by `shax.tracer` as it is imported: how `record` records."""
+    _recorders[:] = [recorder]
+
+
+def record(prim: Primitive, operands: Sequence[Any], open_trace: bool = False) -> Any:
+    """`prim` recorded on `operands` in the trace of the innermost tracer among them; with
+    no tracer among them, in the innermost open trace if `open_trace` (an effect on
+    constants inside `jit`). None if nothing records it: the caller computes the value."""
+    return _recorders[0](prim, operands, open_trace)
 
 
 def _derive_numpy(cls: type[Primitive]) -> EvalRule:

@@ -17,12 +17,21 @@ from shax.checkpoint_policies import nothing_saveable
 from shax.control.callees import checkpointed
 from shax.errors import ShaxTypeError, at
 from shax.location import current_source
+from shax.primitives.checkpoint_name import CheckpointName
 from shax.pytree import TreeDef
 from shax.stages.unzip import Policy
 from shax.transforms.static import StaticCall, checked_statics
 from shax.transforms.subgraph import Subgraph, _BuiltSubgraph
 from shax.transforms.transformed import check_function
 from shax.types import TensorType
+
+
+def checkpoint_name(x: Any, name: str) -> Any:
+    """`x`, named `name` for a checkpoint policy: on a tracer, a `checkpoint_name` binding."""
+    if not isinstance(name, str):
+        message = f"checkpoint_name: the name must be a string, got {type(name).__name__} {name!r:.60}"
+        raise at(ShaxTypeError(message), current_source())
+    return CheckpointName(name).apply(x)
 
 
 class Checkpoint(Subgraph):

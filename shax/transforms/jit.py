@@ -11,6 +11,10 @@ enclosing trace like any transform, and the outer transform sees through it.
 
 `jit(f, static_argnums=..., static_argnames=...)` fixes some arguments as Python values,
 compiled into the program (`shax.transforms.static`): once per distinct value.
+
+`jit(f, backend="xla")` is `shax.export`'s (`xla_jit`): the export sits above the transforms
+(its jitted function is a `Jit`), so it registers its backend here (`backends`) when
+imported, and `import shax` imports it.
 """
 
 from __future__ import annotations
@@ -109,23 +113,21 @@ class _BuiltJit:
         return unflatten(self.out_tree, self.program([*leaves, *self.captured] if self.captured else leaves))
 
 
+# The backends other than numpy, by name: each makes the jitted function of fn and its
+# static arguments (None if it has none). Filled by `shax.export`, with "xla".
+backends: dict[str, Callable[[Callable[..., Any], Statics | None], Jit]] = {}
+
+
 def jit(fn: Any, static_argnums: Any = None, static_argnames: Any = None, backend: str = "numpy") -> Jit:
     """`fn`, compiled per argument types on its first call: to numpy source (`backend="numpy"`),
     or exported to JAX and compiled by XLA (`backend="xla"`, `shax.export.xla_jit`). The
     arguments at `static_argnums` (ints) or named in `static_argnames` are static: hashable
     Python values passed to fn as they are, compiled once per distinct value (numpy backend)."""
     check_function("jit", fn)
-    if not isinstance(backend, str) or backend not in ("numpy", "xla"):
-        raise at(ShaxValueError(f"jit: backend must be 'numpy' or 'xla', got {backend!r:.60}"), current_source())
+    if not isinstance(backend, str) or backend not in ("numpy", *backends):
+        known = " or ".join(map(repr, ("numpy", *backends)))
+        raise at(ShaxValueError(f"jit: backend must be {known}, got {backend!r:.60}"), current_source())
     statics = checked_statics(fn, static_argnums, static_argnames)
-    if backend == "xla":
-        from shax.export import require_jax
-
-        require_jax("jit(backend='xla')")
-        if statics is not None:
-            message = "jit: static arguments are not supported with backend='xla' yet; close over them instead"
-            raise at(ShaxValueError(message), current_source())
-        from shax.export.xla_jit import XlaJit
-
-        return XlaJit(fn)
+    if backend != "numpy":
+        return backends[backend](fn, statics)
     return Jit(fn) if statics is None else StaticJit(fn, statics)
