@@ -12,7 +12,8 @@ backend="xla")` turns it on itself. 32-bit programs run in either mode.
 
 A definition is exported once while its function lives (`exported`); a called one is
 held by its callers' functions and run through `jax.jit`, so it lowers to one StableHLO
-function that every call site calls.
+function that every call site calls (a loop's body and a cond's branches are traced
+inline instead, as JAX's own are: `lax_rules`).
 """
 
 from __future__ import annotations
