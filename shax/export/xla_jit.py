@@ -37,7 +37,7 @@ from shax.transforms.arguments import (
     leaf_type,
     weakly_typed,
 )
-from shax.transforms.cache import closure_contents
+from shax.transforms.cache import closure_contents, unchanged
 from shax.transforms.jit import Jit
 from shax.transforms.staging import stage
 from shax.transforms.transformed import NUMPY_SCALARS
@@ -83,7 +83,7 @@ class XlaJit(Jit):
                 key = None
         if key is not None:
             found = self._fast.get(key)
-            if found is not None and (self.fn_closure is None or closure_contents(self.fn) == found[1]):
+            if found is not None and (self.fn_closure is None or unchanged(self.fn, found[1])):
                 return found[0](flat)
         leaves, in_tree, types = _abstract_arguments(args)
         built = self.built(in_tree, types)
