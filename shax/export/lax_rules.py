@@ -336,12 +336,16 @@ def _custom_vjp_linear(prim: C.CustomVJPLinear, operands: Sequence[Any], out: An
     return list(exported("to_jax", jvp).jitted(*tangents, *operands[len(prim.floats) :]))
 
 
-# scan: lax.scan of the body's function, the consts closed over
+# scan: lax.scan of the body's function, the consts closed over. The body (as a while
+# loop's functions and a cond's branches) is traced inline, as JAX's own scan traces its
+# step: the loop's jaxpr is JAX's for the same program. Where a nested jax.jit would only
+# add a call per step, a called definition keeps its jit: one StableHLO function, however
+# many call sites.
 @export_rule(C.Scan)
 def _scan(prim: C.Scan, operands: Sequence[Any], out: Any) -> list[Any]:
     from shax.export.lowering import exported
 
-    body = exported("to_jax", prim.body).jitted
+    body = exported("to_jax", prim.body)
     consts, carry, xs = (
         operands[: prim.consts],
         operands[prim.consts : prim.consts + prim.carry],
@@ -361,7 +365,7 @@ def _scan(prim: C.Scan, operands: Sequence[Any], out: Any) -> list[Any]:
 def _while(prim: C.While, operands: Sequence[Any], out: Any) -> list[Any]:
     from shax.export.lowering import exported
 
-    cond, body = exported("to_jax", prim.cond).jitted, exported("to_jax", prim.body).jitted
+    cond, body = exported("to_jax", prim.cond), exported("to_jax", prim.body)
     consts, carry = operands[: prim.consts], tuple(operands[prim.consts :])
     final = lax.while_loop(lambda c: cond(*consts, *c)[0], lambda c: tuple(body(*consts, *c)), carry)
     return list(final)
@@ -372,6 +376,6 @@ def _while(prim: C.While, operands: Sequence[Any], out: Any) -> list[Any]:
 def _cond(prim: C.Cond, operands: Sequence[Any], out: Any) -> list[Any]:
     from shax.export.lowering import exported
 
-    functions = [exported("to_jax", b).jitted for b in prim.branches]
+    functions = [exported("to_jax", b) for b in prim.branches]
     index = lax.convert_element_type(operands[0], np.int32)
     return list(lax.switch(index, [lambda *a, f=f: tuple(f(*a)) for f in functions], *operands[1:]))

@@ -12,15 +12,16 @@ backend="xla")` turns it on itself. 32-bit programs run in either mode.
 
 A definition is exported once while its function lives (`exported`); a called one is
 held by its callers' functions and run through `jax.jit`, so it lowers to one StableHLO
-function that every call site calls.
+function that every call site calls (a loop's body and a cond's branches are traced
+inline instead, as JAX's own are: `lax_rules`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import weakref
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -40,18 +41,15 @@ from shax.walker import for_each_binding
 WIDE = frozenset({f64, i64})  # the dtypes JAX has only with x64 on
 
 
-@contextlib.contextmanager
-def x64() -> Iterator[None]:
-    """JAX's x64 mode, on within the block."""
+def x64() -> contextlib.AbstractContextManager[Any]:
+    """JAX's x64 mode, on within the block: JAX's own context manager, entered on each
+    call of a 64-bit program (a generator around it would cost as much again)."""
     enable = getattr(jax, "enable_x64", None)
     if enable is not None:  # JAX >= 0.7: jax.enable_x64(True), a context manager
-        with enable(True):
-            yield
-    else:
-        from jax.experimental import enable_x64  # type: ignore[attr-defined]
+        return cast(contextlib.AbstractContextManager[Any], enable(True))
+    from jax.experimental import enable_x64  # type: ignore[attr-defined]
 
-        with enable_x64():
-            yield
+    return cast(contextlib.AbstractContextManager[Any], enable_x64())
 
 
 class JaxFunction:

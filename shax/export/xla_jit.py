@@ -27,7 +27,7 @@ from shax.evaluate import evaluate
 from shax.export.lowering import JaxFunction, exported, x64
 from shax.ir import Definition
 from shax.location import current_source
-from shax.pytree import TreeDef, unflatten
+from shax.pytree import TreeDef, builder, unflatten
 from shax.tracer import Tracer
 from shax.transforms.arguments import (
     WeakNumberError,
@@ -37,7 +37,7 @@ from shax.transforms.arguments import (
     leaf_type,
     weakly_typed,
 )
-from shax.transforms.cache import closure_contents
+from shax.transforms.cache import closure_contents, unchanged
 from shax.transforms.jit import Jit
 from shax.transforms.staging import stage
 from shax.transforms.transformed import NUMPY_SCALARS
@@ -49,8 +49,8 @@ class XlaJit(Jit):
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         super().__init__(fn)
-        # argument key (see _key) -> (what was built, fn's closure contents then)
-        self._fast: dict[tuple[Any, ...], tuple[_BuiltXla, tuple[Any, ...]]] = {}
+        # argument key (see _key) -> (how what was built runs leaves of that key, fn's closure contents then)
+        self._fast: dict[tuple[Any, ...], tuple[Callable[[Sequence[Any]], Any], tuple[Any, ...]]] = {}
 
     def key(self) -> tuple[str]:
         return ("xla",)
@@ -59,7 +59,8 @@ class XlaJit(Jit):
         staging = stage(self.fn, in_tree, types)
         defn = passes.cleanup(staging.typed)
         function = exported("jit", defn)
-        return _BuiltXla(defn, function, function.jitted, staging.captured, staging.out_tree)
+        run = _runner(defn.name, function.jitted, staging.out_tree, function.wide)
+        return _BuiltXla(defn, function, function.jitted, staging.captured, staging.out_tree, run)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
@@ -82,13 +83,14 @@ class XlaJit(Jit):
                 key = None
         if key is not None:
             found = self._fast.get(key)
-            if found is not None and (self.fn_closure is None or closure_contents(self.fn) == found[1]):
-                return found[0].call(flat)
+            if found is not None and (self.fn_closure is None or unchanged(self.fn, found[1])):
+                return found[0](flat)
         leaves, in_tree, types = _abstract_arguments(args)
         built = self.built(in_tree, types)
         same = len(leaves) == len(flat) and all(a is b for a, b in zip(leaves, flat))
         if key is not None and same and not built.captured:
-            self._fast[key] = (built, closure_contents(self.fn))
+            numbers = any(a.__class__ in _NUMBERS for a in leaves)  # each to be converted, on every call
+            self._fast[key] = (built.call if numbers else built.run, closure_contents(self.fn))
         return built.call(leaves)
 
     def source(self, *args: Any) -> str:
@@ -106,6 +108,8 @@ class _BuiltXla:
     jitted: Callable[..., list[Any]]  # jax.jit of the function
     captured: tuple[Any, ...]
     out_tree: TreeDef
+    # `call` for leaves that need no conversion: arrays of the declared types (`_runner`)
+    run: Callable[[Sequence[Any]], Any]
 
     def call(self, leaves: Sequence[Any]) -> Any:
         args = [*leaves, *self.captured]
@@ -119,16 +123,7 @@ class _BuiltXla:
                     message = f"jit: argument {k}: the Python int {a} does not fit {dtype.name}"
                     raise at(ShaxValueError(message), current_source())
                 args[k] = np.asarray(a, dtype.numpy)
-        try:
-            if self.function.wide:
-                with x64():
-                    return unflatten(self.out_tree, self.jitted(*args))
-            return unflatten(self.out_tree, self.jitted(*args))
-        except RuntimeError as error:  # XLA's (jax.errors.JaxRuntimeError, XlaRuntimeError before)
-            if not str(error).startswith("RESOURCE_EXHAUSTED"):
-                raise
-            message = f"{self.defn.name}: out of memory: XLA: {error}"
-            raise at(ShaxValueError(message), current_source()) from None
+        return self.run(args)
 
     def lowered_text(self) -> str:
         specs = [jax.ShapeDtypeStruct(t.shape, np.dtype(t.dtype.numpy)) for t in self.defn.arg_types]
@@ -138,21 +133,69 @@ class _BuiltXla:
         return str(self.jitted.lower(*specs).as_text())  # type: ignore[attr-defined]
 
 
+def _runner(
+    name: str, jitted: Callable[..., list[Any]], out_tree: TreeDef, wide: bool
+) -> Callable[[Sequence[Any]], Any]:
+    """The jitted function on leaves as they are (JAX's own jit checks and keys them
+    again), the output tree built by one generated call (`pytree.builder`), x64 on
+    around a 64-bit program: all a call with arrays of the declared types needs."""
+    build = builder(out_tree)
+    if wide:
+
+        def run_wide(leaves: Sequence[Any]) -> Any:
+            try:
+                with x64():
+                    return build(jitted(*leaves))
+            except RuntimeError as error:
+                raise _out_of_memory(name, error) from None
+
+        return run_wide
+
+    def run(leaves: Sequence[Any]) -> Any:
+        try:
+            return build(jitted(*leaves))
+        except RuntimeError as error:
+            raise _out_of_memory(name, error) from None
+
+    return run
+
+
+def _out_of_memory(name: str, error: RuntimeError) -> Exception:
+    """XLA's error (jax.errors.JaxRuntimeError, XlaRuntimeError before) as raised: a
+    ShaxValueError at the caller's line if it ran out of memory, else as it is."""
+    if not str(error).startswith("RESOURCE_EXHAUSTED"):
+        return error
+    return at(ShaxValueError(f"{name}: out of memory: XLA: {error}"), current_source())
+
+
 _NUMBERS = frozenset({float, int, bool})
-_ARRAYS = frozenset({np.ndarray, *NUMPY_SCALARS})
+# the classes whose instances' class alone decides their type: a numpy scalar's dtype, a
+# Python number's weak type
+_BY_CLASS = frozenset({*NUMPY_SCALARS, *_NUMBERS})
+# numpy's array class and JAX's concrete array classes met so far (`isinstance(a,
+# jax.Array)` costs as much as the rest of a leaf's key)
+_ARRAY_CLASSES = {np.ndarray}
 
 
 def _key(structure: Any, leaves: Sequence[Any]) -> tuple[Any, ...] | None:
     """What decides the arguments' types, given JAX's flattening of them, if each leaf is
-    an array (numpy's or JAX's), a numpy scalar or a Python number: the tree structure and
-    each leaf's class, dtype and shape; None if a leaf is anything else."""
+    an array (numpy's or JAX's: both run alike), a numpy scalar or a Python number: the
+    tree structure, then per leaf an array's dtype and shape, or the class of a leaf
+    whose class decides its type. One flat tuple, read unambiguously: a dtype is never a
+    class, and a shape follows each dtype. None if a leaf is anything else."""
     key: list[Any] = [structure]
+    append = key.append
     for a in leaves:
         cls = a.__class__
-        if cls in _ARRAYS or isinstance(a, jax.Array):
-            key.append((cls, a.dtype, a.shape))
-        elif cls in _NUMBERS:
-            key.append(cls)
+        if cls in _ARRAY_CLASSES:
+            append(a.dtype)
+            append(a.shape)
+        elif cls in _BY_CLASS:
+            append(cls)
+        elif isinstance(a, jax.Array):
+            _ARRAY_CLASSES.add(cls)
+            append(a.dtype)
+            append(a.shape)
         else:
             return None
     return tuple(key)

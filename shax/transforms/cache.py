@@ -15,6 +15,7 @@ dictionaries is one operation, atomic under the interpreter lock.
 
 from __future__ import annotations
 
+import operator
 import weakref
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -39,7 +40,7 @@ class StagingCache:
         except TypeError:  # not weakly referenceable
             return build()[0]
         found = per_fn.get(key)
-        if found is not None and len(found[1]) == len(cells) and all(a is b for a, b in zip(found[1], cells)):
+        if found is not None and same_contents(cells, found[1]):
             return found[0]
         entry, cacheable = build()
         if cacheable:
@@ -60,6 +61,18 @@ def closure_contents(fn: Callable[..., Any]) -> tuple[Any, ...]:
         except ValueError:  # an empty cell: a variable not yet assigned
             contents.append(_EMPTY)
     return tuple(contents)
+
+
+def unchanged(fn: Callable[..., Any], contents: tuple[Any, ...]) -> bool:
+    """Whether fn's closure cells hold the very objects `contents` (`closure_contents`
+    of fn when something was built for it)."""
+    return same_contents(closure_contents(fn), contents)
+
+
+def same_contents(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """The same objects, by identity: a variable rebound to an equal value is rebound all
+    the same, and `==` of two arrays is no bool."""
+    return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
 _EMPTY = object()

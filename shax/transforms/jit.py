@@ -30,7 +30,7 @@ from shax.location import current_source
 from shax.pytree import TreeDef, builder, unflatten
 from shax.tracing import check_function
 from shax.transforms.arguments import abstract_arguments, abstract_types
-from shax.transforms.cache import cache, closure_contents
+from shax.transforms.cache import cache, closure_contents, unchanged
 from shax.transforms.program import Program, out_of_memory
 from shax.transforms.staging import stage
 from shax.transforms.static import StaticCall, Statics, checked_statics
@@ -63,7 +63,7 @@ class StaticJit(Jit):
         plain = plain_key(call.dynamic)
         if plain is not None:
             found = self._plain.get((call.key, plain))
-            if found is not None and (self.fn_closure is None or closure_contents(self.fn) == found[1]):
+            if found is not None and (self.fn_closure is None or unchanged(self.fn, found[1])):
                 return found[0](call.dynamic)
         leaves, in_tree, types = abstract_arguments(self.kind, call.dynamic)
         built = self._static_built(call, in_tree, types)

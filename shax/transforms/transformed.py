@@ -20,7 +20,7 @@ from shax.gcpause import collector_paused
 from shax.pytree import TreeDef
 from shax.tracing import check_function, function_name
 from shax.transforms.arguments import abstract_arguments
-from shax.transforms.cache import cache, closure_contents
+from shax.transforms.cache import cache, closure_contents, unchanged
 from shax.transforms.keywords import by_position
 from shax.types import TensorType
 
@@ -62,7 +62,7 @@ class Transformed:
         key = plain_key(args)
         if key is not None:
             found = self._plain.get(key)
-            if found is not None and (self.fn_closure is None or closure_contents(self.fn) == found[1]):
+            if found is not None and (self.fn_closure is None or unchanged(self.fn, found[1])):
                 return found[0](args)
         leaves, in_tree, types = abstract_arguments(self.kind, args)
         built = self.built(in_tree, types)
