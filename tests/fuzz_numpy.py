@@ -305,7 +305,7 @@ METHOD_CALLS: dict[str, tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any
     "argsort": (method("argsort"), (A23,), {"axis": 1}),
     "clip": (method("clip"), (A23, -0.5, 0.5), {}),
     "dot": (method("dot"), (A23, A23.T), {}),
-    **{name: (method(name), (A23, 1), {}) for name in ("all", "any", "cumsum", "cumprod", "diagonal", "sort")},
+    **{name: (method(name), (A23, 1), {}) for name in ("all", "any", "cumsum", "cumprod", "diagonal", "trace", "sort")},
     "nonzero": (method("nonzero"), (A23 - 2,), {"size": 3}),
     "searchsorted": (method("searchsorted"), (A23[0], A23[1]), {}),
     **{f"x {symbol} y": (function, (A23, A23[0] + 0.5), {}) for symbol, function in OPERATORS.items()},
