@@ -97,6 +97,9 @@ class _Generator:
         # each output binding reading its element. (group key, operand var ids) -> that name,
         # and -> the index of its last live binding (which deletes the name).
         self.group_names: dict[tuple[Any, ...], str] = {}
+        # the groups whose rule made new arrays (Memory.FRESH: a call's results), whose
+        # outputs neither view nor keep alive the operands
+        self.group_fresh: set[tuple[Any, ...]] = set()
         self.group_last: dict[tuple[Any, ...], int] = {}
 
     def generate(self) -> tuple[list[str], list[str], dict[str, Any], str]:
@@ -247,7 +250,12 @@ class _Generator:
                 self.constants.append(f"# {constant} = {_show_constant(value)}")
             reads = tuple(dict.fromkeys(o.expr for o in operands if o.expr not in self.namespace))
             lines.append(Line(name, code, reads, ()))
-        self._record_memory(i, binding, Site(self.types[v], v), operands, alias=False)
+            if site.memory is Memory.FRESH:
+                self.group_fresh.add(group)
+        if group in self.group_fresh:  # a new array, not owned (two outputs may be one array)
+            self.memory[v], self.contiguous[v], self.writable[v] = self._block(False, self.end[v]), False, False
+        else:
+            self._record_memory(i, binding, Site(self.types[v], v), operands, alias=False)
         self.expr[v] = f"x{v}"
         if self.types[v].rank > 0:
             self.names[self.memory[v]].append(f"x{v}")

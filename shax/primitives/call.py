@@ -203,11 +203,14 @@ def _call_batch(prim: Call, operands: Sequence[Tracer], dims: Sequence[int | Non
     return apply(Call(vdefn, prim.output, prim.linear), *operands), 0
 
 
+# A call's results are new arrays (the callee copies an output that is, or views, one of
+# its arguments): the caller neither keeps the operands alive for them nor copies them again.
 @codegen_rule(Call)
 def _call_codegen(prim: Call, site: Site, operands: Sequence[Operand]) -> str:
-    from shax.callees import compiled
+    from shax.callees import compiled_fresh
 
-    function = site.constant(compiled(prim.defn).function)
+    function = site.constant(compiled_fresh(prim.defn).function)
+    site.fresh(False)
     return f"{function}({', '.join(map(str, operands))})"
 
 
