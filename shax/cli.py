@@ -114,6 +114,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--diff", action="store_true", help="show each stage as a diff from the one before")
     sub.add_argument("--html", metavar="OUT", help="also write every stage as a self-contained HTML page to OUT")
     sub.add_argument("--stats", action="store_true", help="end with each stage's bindings, flops and bytes")
+    sub.add_argument(
+        "--yolo", action="store_true", help="also show the JVP and Unzipped stages (asking for either does too)"
+    )
     sub.add_argument("--dot", metavar="OUT", help="also write reverse mode's programs as a Graphviz graph to OUT")
     sub.add_argument("--svg", metavar="OUT", help="also draw that graph into the SVG file OUT (runs Graphviz's dot)")
     return parser
@@ -239,6 +242,7 @@ def _run(args: argparse.Namespace) -> None:
         shown = explain(
             function, *types, **values, seed=args.seed, provenance=args.provenance, names=args.names, diff=args.diff,
             progress=progress, stats=args.stats,
+            stages="yolo" if args.yolo or {"jvp", "unzipped"} & set(args.stages or ()) else "default",
         )  # fmt: skip
         if progress is not None:
             print("\r\033[K", end="", file=sys.stderr, flush=True)  # the progress line, cleared

@@ -41,6 +41,9 @@ ABOUT = {
     "trace": "Running the function on tracers records each operation it performs, in order.",
     "types": "Type inference gives every value its dtype and shape, from the arguments' types.",
     "rewrites": "Passes rewrite the program into fewer primitives: dots become dot_generals, sums become adds.",
+    "jvp": "Forward mode (JVP): each binding followed by its tangent's, the derivative rule applied in place.",
+    "unzipped": "Unzip pulls the JVP apart: the primal bindings, returning the residuals the policy saves, "
+    "and the linear ones (linearize does both steps at once).",
     "linearized": "Linearize splits f into the primal program (values, and residuals saved for later) and "
     "the linear program df (tangent in, tangent out), each rule emitting its derivative.",
     "f": "The primal program evaluated at the inputs x.",
@@ -271,6 +274,12 @@ def explanation_html(e: Explanation) -> str:
         "trace": of(e.traced),
         "types": of(e.typed),
         "rewrites": of(e.rewritten),
+        **({} if e.jvp is None else {"jvp": of(e.jvp)}),
+        **(
+            {}
+            if e.unzipped is None
+            else {"unzipped": [*of(e.unzipped.primal), *of(e.unzipped.linear, e.unzipped.primal)]}
+        ),
         "linearized": [*of(primal), *of(e.linearized.linear, primal)],
         "transposed": [*of(e.transposed.primal), *of(e.transposed.linear, e.transposed.primal)],
         "zipped": of(e.zipped),
@@ -278,7 +287,8 @@ def explanation_html(e: Explanation) -> str:
     given = {"f": ("x", e.inputs), "df": ("dx", e.tangents), "f_again": ("x", e.inputs), "dft": ("ct", e.cotangents)}
     texts = e.sections() if table.bindings <= TEXT_LIMIT else e.sections([k for k in HEADERS if k not in definitions])
     sections = []
-    for k, (key, title) in enumerate(HEADERS.items()):
+    for k, key in enumerate(e.section_keys()):
+        title = HEADERS[key]
         content = f'<div class="about">{html.escape(ABOUT[key])}</div>'
         if key in definitions:
             if e.as_diffs and key in ("types", "rewrites", "zipped"):

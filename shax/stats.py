@@ -154,10 +154,12 @@ class PipelineStats:
 def pipeline_stats(e: Explanation) -> PipelineStats:
     """The stats of each stage `e` ran: tracing (typed), the rewrites, linearize (primal and
     linear parts), transpose (primal and transposed parts) and zip."""
+    yolo = {} if e.jvp is None or e.unzipped is None else {"jvp": stats(e.jvp), "unzip": stats(e.unzipped)}
     return PipelineStats(
         {
             "tracing": stats(e.typed),
             "rewrites": stats(e.rewritten),
+            **yolo,
             "linearize": stats(e.linearized),
             "transpose": stats(e.transposed),
             "zip": stats(e.zipped),
