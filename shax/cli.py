@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from shax.errors import ShaxError, ShaxValueError, at
-from shax.explain import HEADERS, Explanation, explain
+from shax.explain import EVERY_HEADER, Explanation, explain
 from shax.graphviz import SVG_LIMIT, nodes_of, render_svg
 from shax.location import callers_hidden, show_location, user_frame_of
 from shax.stages import infer_types
@@ -105,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--stages",
         type=lambda text: [k.strip() for k in text.split(",")],
-        help=f"comma-separated sections to print (default: all): {','.join(HEADERS)}",
+        help=f"comma-separated sections to print (default: all): {','.join(EVERY_HEADER)}",
     )
     sub.add_argument(
         "--provenance", action="store_true", help="show beside each binding its line and the rule that emitted it"

@@ -37,9 +37,6 @@ HEADERS = {
     "trace": "After tracing:",
     "types": "After type inference:",
     "rewrites": "After rewrites (canonicalizing `dot`s and lowering `reduce_sum` to pointwise `+` and `slice`):",
-    # stages="yolo" only: You Only Linearize Once's first two steps, which linearize does at once
-    "jvp": "JVP (forward mode: each binding followed by its tangent's):",
-    "unzipped": "Unzipped (the JVP's primal and linear parts; the residuals are what the policy saves):",
     "linearized": "Linearized definition(s):",
     "f": "f(x):",
     "df": "df(dx):",
@@ -49,6 +46,13 @@ HEADERS = {
     "zipped": "Ziped primal and transpose:",
     "vjp": "VJP:",
 }
+# stages="yolo" only, after the rewrites: You Only Linearize Once's first two steps, which
+# linearize does at once
+YOLO_HEADERS = {
+    "jvp": "JVP (forward mode: each binding followed by its tangent's):",
+    "unzipped": "Unzipped (the JVP's primal and linear parts; the residuals are what the policy saves):",
+}
+EVERY_HEADER = {**HEADERS, **YOLO_HEADERS}  # section key -> its header, for every section there is
 
 
 @attrs.frozen(eq=False)  # it holds arrays, which do not compare to a bool
@@ -148,15 +152,15 @@ class Explanation:
 
     def show(self, keys: Sequence[str] | None = None) -> str:
         """The sections named by `keys` (all of them by default), each under its header."""
-        known = ", ".join(HEADERS)
+        known = ", ".join(EVERY_HEADER)
         if keys is not None and (isinstance(keys, str) or not isinstance(keys, (list, tuple))):
             message = f"explain: show takes a list of section names ({known}), got {reprlib.repr(keys)}"
             raise at(ShaxTypeError(message), current_source())
-        unknown = [str(k) for k in keys or () if not isinstance(k, str) or k not in HEADERS]
+        unknown = [str(k) for k in keys or () if not isinstance(k, str) or k not in EVERY_HEADER]
         if unknown:
             message = f"explain: unknown section(s) {', '.join(unknown)}; the sections are {known}"
             raise at(ShaxValueError(message), current_source())
-        shown = [f"{HEADERS[k]}\n{text}" for k, text in self.sections(keys).items()]
+        shown = [f"{EVERY_HEADER[k]}\n{text}" for k, text in self.sections(keys).items()]
         if self.with_stats:
             shown.append(f"Stats:\n{self.stats()}")
         return "\n".join(shown)

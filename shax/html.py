@@ -250,7 +250,7 @@ def explanation_html(e: Explanation) -> str:
     """Every stage of `e` (`Explanation.show`'s sections), each under its description; the
     definitions drawn by the script, values as text (with the x, dx or ct they came from)."""
     from shax.diff import diff
-    from shax.explain import HEADERS
+    from shax.explain import EVERY_HEADER
     from shax.printing import show_values
 
     table = Table(e.provenance)
@@ -285,10 +285,12 @@ def explanation_html(e: Explanation) -> str:
         "zipped": of(e.zipped),
     }
     given = {"f": ("x", e.inputs), "df": ("dx", e.tangents), "f_again": ("x", e.inputs), "dft": ("ct", e.cotangents)}
-    texts = e.sections() if table.bindings <= TEXT_LIMIT else e.sections([k for k in HEADERS if k not in definitions])
+    texts = (
+        e.sections() if table.bindings <= TEXT_LIMIT else e.sections([k for k in EVERY_HEADER if k not in definitions])
+    )
     sections = []
     for k, key in enumerate(e.section_keys()):
-        title = HEADERS[key]
+        title = EVERY_HEADER[key]
         content = f'<div class="about">{html.escape(ABOUT[key])}</div>'
         if key in definitions:
             if e.as_diffs and key in ("types", "rewrites", "zipped"):

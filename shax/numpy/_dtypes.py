@@ -23,7 +23,7 @@ __all__ = ["broadcast_shapes", "finfo", "iinfo", "issubdtype", "promote_types", 
 DTYPE_NAMES = [
     "bool_", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "dtype", "generic", "number", "inexact", "floating", "integer", "signedinteger", "unsignedinteger",
-    "bool", "float_", "int_", "complexfloating",
+    "bool", "int_", "complexfloating",
 ]  # fmt: skip
 CONSTANTS = ["e", "euler_gamma", "inf", "nan", "newaxis", "pi", "index_exp"]
 
@@ -34,7 +34,8 @@ dtype, generic, number, inexact, floating = np.dtype, np.generic, np.number, np.
 integer, signedinteger, unsignedinteger = np.integer, np.signedinteger, np.unsignedinteger
 e, euler_gamma, inf, nan, newaxis, pi = np.e, np.euler_gamma, np.inf, np.nan, None, np.pi
 # JAX's spellings: `bool` the boolean dtype (bound in shax.numpy's namespace only, not to
-# shadow the builtin here), `float_` and `int_` the default float and int (numpy's, 64-bit),
+# shadow the builtin here), `float_` and `int_` the default float and int (numpy's, 64-bit;
+# `float_` is no longer numpy 2's, so it is an attribute only, not in `__all__`),
 # `complexfloating` the kind (no shax dtype is of it); `index_exp` numpy's.
 float_, int_, complexfloating, index_exp = np.float64, np.int64, np.complexfloating, np.index_exp
 
