@@ -61,23 +61,17 @@ def promoted(ufunc: np.ufunc, op: str, function: Any, *operands: Any) -> Any:
     numpy's boolean loop is, where shax's primitive takes no bool (`_BOOLEAN`)."""
     operands = ufunc_operands(ufunc, op, *operands)
     if all(_is_bool(o) for o in operands):
+        if not any(isinstance(o, PromotedOperators) for o in operands):
+            return _numpy(ufunc, op, operands)
         boolean = _BOOLEAN.get(ufunc.__name__)
         if boolean is not None:
             return boolean(op, *operands)
-        if not any(isinstance(o, PromotedOperators) for o in operands) and _lacked(ufunc, operands):
-            return _numpy(ufunc, op, operands)
     return function(*operands)
 
 
-def _lacked(ufunc: np.ufunc, operands: tuple[Any, ...]) -> bool:
-    """Whether numpy computes `ufunc` of these operands in a dtype shax lacks (int8 of bools)."""
-    keys = _keys(operands)
-    loop = None if keys is None else _ufunc_loop(ufunc, keys)
-    return loop is not None and not all(map(_has_shax_dtype, loop))
-
-
 def _numpy(ufunc: np.ufunc, op: str, operands: tuple[Any, ...]) -> Any:
-    """numpy's own answer (`square` of a mask is int8); its error a ShaxError naming `op`."""
+    """numpy's own answer on numpy booleans (`square` of a mask is int8, `abs` a copy); its
+    error a ShaxError naming `op`."""
     try:
         return ufunc(*operands)
     except (TypeError, ValueError) as error:
