@@ -1,13 +1,31 @@
 """Checkpointing (issue 34, item 5): the gradient of a 32-layer tanh MLP (width 512,
-batch 128, float64), plain and with every layer checkpointed under each policy:
-residual bytes (`shax.saved_residuals`), peak memory of one gradient call (tracemalloc,
-which sees numpy's arrays), the time of a call (best of --repeat, compiled numpy), and
-the largest difference from the plain gradient. It measures and never asserts.
+batch 128, float64), plain and with every layer checkpointed under each policy, and with
+segments of --segment layers checkpointed as one (`nothing_saveable`): residual bytes
+(`shax.saved_residuals`), of which the weights (residuals that are the loss's own
+arguments, which the caller holds: no memory of their own), the bytes saved beyond them,
+peak memory of one gradient call (tracemalloc, which sees numpy's arrays), the time of a
+call (best of --repeat, compiled numpy, one BLAS thread), and the largest difference from
+the plain gradient. It measures and never asserts.
 
-    python benchmarks/checkpoint.py [--layers 32] [--width 512] [--batch 128] [--repeat 3]
+    python benchmarks/checkpoint.py [--layers 32] [--width 512] [--batch 128] [--segment 4] [--repeat 3]
+
+Per layer, the plain gradient keeps the layer's input (for dW = hᵀ·ct), tanh's derivative
+and the weight; checkpointing a layer can drop only tanh's derivative, so it keeps about
+half the plain bytes beyond the weights. Checkpointing segments of k layers keeps one
+input per segment, 1/(2k) of them (the √n schedule).
 """
 
 from __future__ import annotations
+
+import sys
+
+if __name__ == "__main__":  # BLAS reads its thread count when numpy loads
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks.frameworks import set_threads
+
+    set_threads(1)
 
 import argparse
 import time
@@ -26,14 +44,22 @@ def layer(h: Any, w: Any) -> Any:
     return tanh(dot(h, w))
 
 
-def loss_of(step: Callable[..., Any], x: np.ndarray) -> Callable[..., Any]:
+def loss_of(step: Callable[..., Any], x: np.ndarray, segment: int = 1) -> Callable[..., Any]:
+    """The loss of the MLP whose layers, `segment` at a time, are one call of `step`."""
+
     def loss(ws: list[Any]) -> Any:
         h = x
-        for w in ws:
-            h = step(h, w)
+        for k in range(0, len(ws), segment):
+            h = step(h, *ws[k : k + segment])
         return reduce_sum(h * h, [0, 1])
 
     return loss
+
+
+def layers(h: Any, *ws: Any) -> Any:
+    for w in ws:
+        h = layer(h, w)
+    return h
 
 
 def main() -> None:
@@ -41,22 +67,26 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=32)
     parser.add_argument("--width", type=int, default=512)
     parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--segment", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
     options = parser.parse_args()
     rng = np.random.default_rng(0)
     x = rng.standard_normal((options.batch, options.width))
     ws = [rng.standard_normal((options.width, options.width)) / np.sqrt(options.width) for _ in range(options.layers)]
-    steps: dict[str, Callable[..., Any]] = {
-        "plain": layer,
-        "nothing_saveable": shax.checkpoint(layer, policy=cp.nothing_saveable),
-        "dots_saveable": shax.checkpoint(layer, policy=cp.dots_saveable),
-        "everything_saveable": shax.checkpoint(layer, policy=cp.everything_saveable),
+    k = options.segment
+    losses: dict[str, Callable[..., Any]] = {
+        "plain": loss_of(layer, x),
+        "nothing_saveable": loss_of(shax.checkpoint(layer, policy=cp.nothing_saveable), x),
+        "dots_saveable": loss_of(shax.checkpoint(layer, policy=cp.dots_saveable), x),
+        "everything_saveable": loss_of(shax.checkpoint(layer, policy=cp.everything_saveable), x),
+        f"nothing, {k} layers": loss_of(shax.checkpoint(layers, policy=cp.nothing_saveable), x, k),
     }
     reference = None
-    print(f"{'policy':<22}{'residual MiB':>14}{'peak MiB':>12}{'time s':>10}{'max |Δg|':>12}")
-    for name, step in steps.items():
-        loss = loss_of(step, x)
-        residual = sum(r.bytes for r in shax.saved_residuals(loss, ws))
+    print(f"{'policy':<22}{'residual MiB':>14}{'weights':>9}{'saved':>8}{'peak MiB':>10}{'time s':>9}{'max |Δg|':>10}")
+    for name, loss in losses.items():
+        residuals = shax.saved_residuals(loss, ws)
+        total = sum(r.bytes for r in residuals)
+        weights = sum(r.bytes for r in residuals if r.argument is not None)
         grad = shax.grad(loss)
         grad(ws)  # build and compile
         grad(ws)
@@ -72,7 +102,11 @@ def main() -> None:
         if reference is None:
             reference = grads
         error = max(float(np.max(np.abs(g - r))) for g, r in zip(grads, reference))
-        print(f"{name:<22}{residual / 2**20:>14.2f}{peak / 2**20:>12.2f}{best:>10.3f}{error:>12.1e}")
+        mib = 2**20
+        print(
+            f"{name:<22}{total / mib:>14.2f}{weights / mib:>9.2f}{(total - weights) / mib:>8.2f}"
+            f"{peak / mib:>10.2f}{best:>9.3f}{error:>10.1e}"
+        )
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """numpy's array attributes and methods for tracers: `size`, `T`, `mT`, `reshape`,
-`transpose`, `astype`, `all`, `any`, `cumsum`, `cumprod`, `diagonal`, `sort` (JAX's: a new
+`transpose`, `astype`, `all`, `any`, `cumsum`, `cumprod`, `diagonal`, `trace`, `sort` (JAX's: a new
 array), `nonzero` and `searchsorted` (JAX's `size=`), `len()`, iteration over the first axis, numpy's indexing and JAX's
 `.at[...]` updates (`shax.indexing`). Each is `shax.numpy`'s function of the same name, as
 in numpy."""
@@ -114,6 +114,10 @@ class ArrayMethods:
 
     def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
         return _snp().diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: None = None) -> Any:
+        """The sum of the diagonal (numpy's; the Trace recording a tracer is its `owner`)."""
+        return _snp().trace(self, offset, axis1, axis2, dtype, out)
 
     def sort(self, axis: int | None = -1, kind: str | None = None, order: Any = None, *, stable: Any = None) -> Any:
         """The sorted array (JAX's: a new array; numpy's sorts in place, which no traced value can)."""

@@ -222,4 +222,4 @@ def _lift(x: Any, value: np.ndarray) -> Any:
     """`value` as a constant of x's trace."""
     from shax.tracer import lift  # on use: the tracer mixes in array methods, which import this module
 
-    return lift(x.trace, value, None, "at")
+    return lift(x.owner, value, None, "at")

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from shax.errors import ShaxError, ShaxValueError, at
-from shax.explain import HEADERS, Explanation, explain
+from shax.explain import EVERY_HEADER, Explanation, explain
 from shax.graphviz import SVG_LIMIT, nodes_of, render_svg
 from shax.location import callers_hidden, show_location, user_frame_of
 from shax.stages import infer_types
@@ -106,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--stages",
         type=lambda text: [k.strip() for k in text.split(",")],
-        help=f"comma-separated sections to print (default: all): {','.join(HEADERS)}",
+        help=f"comma-separated sections to print (default: all): {','.join(EVERY_HEADER)}",
     )
     sub.add_argument(
         "--provenance", action="store_true", help="show beside each binding its line and the rule that emitted it"
@@ -115,6 +115,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--diff", action="store_true", help="show each stage as a diff from the one before")
     sub.add_argument("--html", metavar="OUT", help="also write every stage as a self-contained HTML page to OUT")
     sub.add_argument("--stats", action="store_true", help="end with each stage's bindings, flops and bytes")
+    sub.add_argument(
+        "--yolo", action="store_true", help="also show the JVP and Unzipped stages (asking for either does too)"
+    )
     sub.add_argument("--dot", metavar="OUT", help="also write reverse mode's programs as a Graphviz graph to OUT")
     sub.add_argument("--svg", metavar="OUT", help="also draw that graph into the SVG file OUT (runs Graphviz's dot)")
     sub.add_argument(
@@ -248,6 +251,7 @@ def _run(args: argparse.Namespace) -> None:
         shown = explain(
             function, *types, **values, seed=args.seed, provenance=args.provenance, names=args.names, diff=args.diff,
             progress=progress, stats=args.stats,
+            stages="yolo" if args.yolo or {"jvp", "unzipped"} & set(args.stages or ()) else "default",
         )  # fmt: skip
         if progress is not None:
             print("\r\033[K", end="", file=sys.stderr, flush=True)  # the progress line, cleared

@@ -26,7 +26,7 @@ from shax.location import current_source
 from shax.naming import names_in, source_names
 from shax.passes import apply_passes
 from shax.printing import show_definition, show_values
-from shax.stages import evaluate_linearized, infer_types, linearize, transpose, zip_definitions
+from shax.stages import evaluate_linearized, infer_types, jvp, linearize, transpose, unzip, zip_definitions
 from shax.stats import PipelineStats, pipeline_stats
 from shax.tracing import check_function, trace
 from shax.types import TensorType, bool_
@@ -47,6 +47,13 @@ HEADERS = {
     "zipped": "Ziped primal and transpose:",
     "vjp": "VJP:",
 }
+# stages="yolo" only, after the rewrites: You Only Linearize Once's first two steps, which
+# linearize does at once
+YOLO_HEADERS = {
+    "jvp": "JVP (forward mode: each binding followed by its tangent's):",
+    "unzipped": "Unzipped (the JVP's primal and linear parts; the residuals are what the policy saves):",
+}
+EVERY_HEADER = {**HEADERS, **YOLO_HEADERS}  # section key -> its header, for every section there is
 
 
 @attrs.frozen(eq=False)  # it holds arrays, which do not compare to a bool
@@ -75,6 +82,13 @@ class Explanation:
     as_diffs: bool = False
     unchanged_passes: tuple[str, ...] = ()
     with_stats: bool = False  # show() ends with each stage's stats
+    # stages="yolo": the JVP program and its unzipped parts (None by default)
+    jvp: Definition | None = None
+    unzipped: LinearizedDefinition | None = None
+
+    def section_keys(self) -> list[str]:
+        """The keys of this explanation's sections, in transcript order."""
+        return list(self._section_makers())
 
     def sections(self, keys: Sequence[str] | None = None) -> dict[str, str]:
         """Section key -> its text, in transcript order: the sections named by `keys`, all
@@ -83,6 +97,16 @@ class Explanation:
         return {k: make() for k, make in makers.items() if keys is None or k in keys}
 
     def _section_makers(self) -> dict[str, Callable[[], str]]:
+        makers = self._transcript_makers()
+        if self.jvp is None or self.unzipped is None:
+            return makers
+        jvp_defn, unzipped = self.jvp, self.unzipped
+        yolo = {"jvp": lambda: self._shown(jvp_defn), "unzipped": lambda: self._shown(unzipped)}
+        keys = list(makers)
+        at_rewrites = keys.index("rewrites") + 1
+        return {k: {**makers, **yolo}[k] for k in [*keys[:at_rewrites], *yolo, *keys[at_rewrites:]]}
+
+    def _transcript_makers(self) -> dict[str, Callable[[], str]]:
         shown = self._shown
         if self.as_diffs:
             nothing = ", ".join(self.unchanged_passes) or "none"
@@ -129,15 +153,15 @@ class Explanation:
 
     def show(self, keys: Sequence[str] | None = None) -> str:
         """The sections named by `keys` (all of them by default), each under its header."""
-        known = ", ".join(HEADERS)
+        known = ", ".join(EVERY_HEADER)
         if keys is not None and (isinstance(keys, str) or not isinstance(keys, (list, tuple))):
             message = f"explain: show takes a list of section names ({known}), got {reprlib.repr(keys)}"
             raise at(ShaxTypeError(message), current_source())
-        unknown = [str(k) for k in keys or () if not isinstance(k, str) or k not in HEADERS]
+        unknown = [str(k) for k in keys or () if not isinstance(k, str) or k not in EVERY_HEADER]
         if unknown:
             message = f"explain: unknown section(s) {', '.join(unknown)}; the sections are {known}"
             raise at(ShaxValueError(message), current_source())
-        shown = [f"{HEADERS[k]}\n{text}" for k, text in self.sections(keys).items()]
+        shown = [f"{EVERY_HEADER[k]}\n{text}" for k, text in self.sections(keys).items()]
         if self.with_stats:
             shown.append(f"Stats:\n{self.stats()}")
         return "\n".join(shown)
@@ -194,6 +218,8 @@ def explain(
     diff: bool = False,
     progress: Callable[[str], object] | None = None,
     stats: bool = False,
+    stages: str = "default",
+    policy: Callable[..., bool] | None = None,
 ) -> Explanation:
     """Run every stage on `f` at `arg_types`; evaluate at `inputs` (x), `tangents` (dx)
     and output `cotangents` (ct), each one value per argument (per output for ct). With
@@ -205,7 +231,10 @@ def explain(
     rewrites that changed nothing are listed. With `stats`, the printout ends with each
     stage's bindings, flops, residuals and peak live bytes (`Explanation.stats()`).
     `progress`, if given, is called with the name of each step as it begins (the CLI
-    shows them on a terminal)."""
+    shows them on a terminal). With `stages="yolo"`, the sections "JVP" and "Unzipped"
+    follow the rewrites: "You Only Linearize Once"'s forward mode (`shax.stages.jvp`) and
+    its unzipping (`shax.stages.unzip`, by the checkpoint `policy`: default, save
+    everything, which gives linearize's programs) before the transpose."""
     check_function("explain", f)
     if not isinstance(provenance, bool):
         raise at(ShaxTypeError(f"explain: provenance must be a bool, got {provenance!r}"), current_source())
@@ -221,6 +250,14 @@ def explain(
     if progress is not None and not callable(progress):
         message = f"explain: progress must be None or a function called with each step's name, got {progress!r:.60}"
         raise at(ShaxTypeError(message), current_source())
+    if stages not in ("default", "yolo"):
+        message = (
+            f"explain: stages must be 'default' or 'yolo' (adding the JVP and Unzipped sections), got {stages!r:.60}"
+        )
+        raise at(ShaxValueError(message), current_source())
+    if policy is not None and (stages != "yolo" or not callable(policy)):
+        message = f"explain: policy is a checkpoint policy (a function) for stages='yolo', got {policy!r:.60}"
+        raise at(ShaxTypeError(message), current_source())
     report = progress or (lambda stage: None)
     report("tracing")
     traced = trace(f, *arg_types)
@@ -228,6 +265,12 @@ def explain(
     typed = infer_types(traced)
     report("rewrites")
     rewritten = apply_passes(typed, REWRITES)
+    jvp_defn = unzipped = None
+    if stages == "yolo":
+        report("jvp")
+        jvp_defn = jvp(rewritten)
+        report("unzip")
+        unzipped = unzip(jvp_defn, policy)
     report("linearize")
     linearized = linearize(rewritten)
     report("transpose")
@@ -262,7 +305,7 @@ def explain(
     return Explanation(
         traced, typed, rewritten, linearized, transposed, zipped, x, dx, ct,
         tuple(outputs), tuple(output_tangents), tuple(outputs_again), tuple(input_cotangents), tuple(vjp),
-        provenance, var_names, diff, unchanged_passes, stats,
+        provenance, var_names, diff, unchanged_passes, stats, jvp_defn, unzipped,
     )  # fmt: skip
 
 

@@ -52,6 +52,9 @@ ABOUT = {
     "trace": "Running the function on tracers records each operation it performs, in order.",
     "types": "Type inference gives every value its dtype and shape, from the arguments' types.",
     "rewrites": "Passes rewrite the program into fewer primitives: dots become dot_generals, sums become adds.",
+    "jvp": "Forward mode (JVP): each binding followed by its tangent's, the derivative rule applied in place.",
+    "unzipped": "Unzip pulls the JVP apart: the primal bindings, returning the residuals the policy saves, "
+    "and the linear ones (linearize does both steps at once).",
     "linearized": "Linearize splits f into the primal program (values, and residuals saved for later) and "
     "the linear program df (tangent in, tangent out), each rule emitting its derivative.",
     "f": "The primal program evaluated at the inputs x.",
@@ -300,7 +303,7 @@ def explanation_html(e: Explanation, task: Exercise | None = None) -> str:
     the aligned and stepping views (`shax.html_views`). With `task`, the bindings of its
     rule are blanks to fill in (`shax.exercise`): the page then holds no text view or diff."""
     from shax.diff import diff
-    from shax.explain import HEADERS
+    from shax.explain import EVERY_HEADER
     from shax.printing import show_values
 
     table = Table(e.provenance, task.blanks if task is not None else None)
@@ -328,6 +331,12 @@ def explanation_html(e: Explanation, task: Exercise | None = None) -> str:
         "trace": of(e.traced),
         "types": of(e.typed),
         "rewrites": of(e.rewritten),
+        **({} if e.jvp is None else {"jvp": of(e.jvp)}),
+        **(
+            {}
+            if e.unzipped is None
+            else {"unzipped": [*of(e.unzipped.primal), *of(e.unzipped.linear, e.unzipped.primal)]}
+        ),
         "linearized": [*of(primal), *of(e.linearized.linear, primal)],
         "transposed": [*of(e.transposed.primal), *of(e.transposed.linear, e.transposed.primal)],
         "zipped": of(e.zipped),
@@ -336,9 +345,10 @@ def explanation_html(e: Explanation, task: Exercise | None = None) -> str:
     views = {"aligned": [of(primal)[-1], of(e.linearized.linear, primal)[-1], definitions["transposed"][-1]],
              "steps": steps(e, lambda d: of(d)[-1])}  # fmt: skip
     as_text = table.bindings <= TEXT_LIMIT and task is None
-    texts = e.sections() if as_text else e.sections([k for k in HEADERS if k not in definitions])
+    texts = e.sections() if as_text else e.sections([k for k in EVERY_HEADER if k not in definitions])
     sections = []
-    for k, (key, title) in enumerate(HEADERS.items()):
+    for k, key in enumerate(e.section_keys()):
+        title = EVERY_HEADER[key]
         content = f'<div class="about">{html.escape(ABOUT[key])}</div>'
         if key in definitions:
             if e.as_diffs and key in ("types", "rewrites", "zipped") and task is None:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxError, ShaxTypeError, at, named
+from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
 from shax.location import current_source
 from shax.types import DType, TensorType, describe, dtype_of_numpy, weak_dtype
 from typeclasses.operators import Operators, comparable
@@ -46,7 +46,82 @@ def ufunc_operands(ufunc: np.ufunc, op: str, *operands: Any) -> tuple[Any, ...]:
     keys = _keys(operands)
     if keys is None:
         return operands
-    return _converted(op, operands, keys, _ufunc_loop(ufunc, keys))
+    loop = _ufunc_loop(ufunc, keys)
+    traced = any(isinstance(o, PromotedOperators) for o in operands)
+    if traced and loop is not None and _INT8 in loop and _INT8 not in keys:
+        # numpy computes booleans' integer arithmetic (`mask // mask`, `square(mask)`) in
+        # int8, which shax lacks: traced, in i32, as JAX does (the values are the same).
+        loop = tuple(np.dtype(np.int32) if d == _INT8 else d for d in loop)
+    return _converted(op, operands, keys, loop)
+
+
+def promoted(ufunc: np.ufunc, op: str, function: Any, *operands: Any) -> Any:
+    """`function` (a typeclass function) of `operands` as numpy's `ufunc` computes it: the
+    operands promoted (`ufunc_operands`), and booleans alone through the logical operation
+    numpy's boolean loop is, where shax's primitive takes no bool (`_BOOLEAN`)."""
+    operands = ufunc_operands(ufunc, op, *operands)
+    if all(_is_bool(o) for o in operands):
+        if not any(isinstance(o, PromotedOperators) for o in operands):
+            return _numpy(ufunc, op, operands)
+        boolean = _BOOLEAN.get(ufunc.__name__)
+        if boolean is not None:
+            return boolean(op, *operands)
+    return function(*operands)
+
+
+def _numpy(ufunc: np.ufunc, op: str, operands: tuple[Any, ...]) -> Any:
+    """numpy's own answer on numpy booleans (`square` of a mask is int8, `abs` a copy); its
+    error a ShaxError naming `op`."""
+    try:
+        return ufunc(*operands)
+    except (TypeError, ValueError) as error:
+        kind = ShaxTypeError if isinstance(error, TypeError) else ShaxValueError
+        raise at(named(kind(f"numpy: {error}"), op), current_source()) from None
+
+
+def _is_bool(operand: Any) -> bool:
+    if isinstance(operand, (bool, np.bool_)):
+        return True
+    dtype = operand.type.dtype.dtype if isinstance(operand, PromotedOperators) else getattr(operand, "dtype", None)
+    return dtype == np.bool_
+
+
+def boolean_product(product: Any, *operands: Any) -> Any:
+    """`product` (`matmul`, `dot`, ...) of `operands`, booleans alone as numpy's: each element
+    ∨ of ∧s, the count of true products (in i32) nonzero; other operands as they are."""
+    if not all(_is_bool(o) for o in operands):
+        return product(*operands)
+    return tc.ne(product(*(tc.convert_element_type(o, np.dtype(np.int32)) for o in operands)), 0)
+
+
+def _refused(advice: str) -> Any:
+    def refuse(op: str, *operands: Any) -> Any:
+        shown = ", ".join(describe(o) for o in operands)
+        message = f"numpy has no {op} of booleans (operands: {shown}); {advice}"
+        raise at(named(ShaxTypeError(message), op), current_source())
+
+    return refuse
+
+
+# numpy's boolean loops (`??->?`) are logic on {False, True} ordered False < True: + and max
+# are ∨, * and min ∧, a < b is ¬a ∧ b, a <= b is ¬a ∨ b, |a| is a; a matrix product is ∨ of
+# ∧s (computed as a count of the i32 products, nonzero). shax's arithmetic primitives take
+# no bool (their rules are of numbers), so booleans alone go to the logical primitives.
+# numpy refuses - of booleans, saying what to write instead.
+_BOOLEAN: dict[str, Any] = {
+    "add": lambda op, a, b: tc.logical_or(a, b),
+    "maximum": lambda op, a, b: tc.logical_or(a, b),
+    "multiply": lambda op, a, b: tc.logical_and(a, b),
+    "minimum": lambda op, a, b: tc.logical_and(a, b),
+    "greater": lambda op, a, b: tc.logical_and(a, tc.logical_not(b)),
+    "less": lambda op, a, b: tc.logical_and(tc.logical_not(a), b),
+    "greater_equal": lambda op, a, b: tc.logical_or(a, tc.logical_not(b)),
+    "less_equal": lambda op, a, b: tc.logical_or(tc.logical_not(a), b),
+    "absolute": lambda op, a: a,
+    "matmul": lambda op, a, b: boolean_product(tc.matmul, a, b),
+    "subtract": _refused("use ^ (logical_xor) instead, as numpy says"),
+    "negative": _refused("use ~ (logical_not) instead, as numpy says"),
+}
 
 
 def common_operands(op: str, operands: Sequence[Any]) -> tuple[Any, ...]:
@@ -101,6 +176,9 @@ def _ufunc_loop(ufunc: np.ufunc, keys: tuple[Key, ...]) -> tuple[np.dtype[Any], 
         return tuple(ufunc.resolve_dtypes((*keys, *(None,) * ufunc.nout))[: ufunc.nin])
     except TypeError:
         return None
+
+
+_INT8 = np.dtype(np.int8)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -172,40 +250,46 @@ class PromotedOperators(Operators):
     type: TensorType
 
     def __add__(self, other: Any) -> Any:
-        return tc.add(*ufunc_operands(np.add, "add", self, other))
+        return promoted(np.add, "add", tc.add, self, other)
 
     def __radd__(self, other: Any) -> Any:
-        return tc.add(*ufunc_operands(np.add, "add", other, self))
+        return promoted(np.add, "add", tc.add, other, self)
 
     def __sub__(self, other: Any) -> Any:
-        return tc.sub(*ufunc_operands(np.subtract, "sub", self, other))
+        return promoted(np.subtract, "sub", tc.sub, self, other)
 
     def __rsub__(self, other: Any) -> Any:
-        return tc.sub(*ufunc_operands(np.subtract, "sub", other, self))
+        return promoted(np.subtract, "sub", tc.sub, other, self)
 
     def __mul__(self, other: Any) -> Any:
-        return tc.mul(*ufunc_operands(np.multiply, "mul", self, other))
+        return promoted(np.multiply, "mul", tc.mul, self, other)
 
     def __rmul__(self, other: Any) -> Any:
-        return tc.mul(*ufunc_operands(np.multiply, "mul", other, self))
+        return promoted(np.multiply, "mul", tc.mul, other, self)
 
     def __truediv__(self, other: Any) -> Any:
-        return tc.div(*ufunc_operands(np.divide, "div", self, other))
+        return promoted(np.divide, "div", tc.div, self, other)
 
     def __rtruediv__(self, other: Any) -> Any:
-        return tc.div(*ufunc_operands(np.divide, "div", other, self))
+        return promoted(np.divide, "div", tc.div, other, self)
 
     def __pow__(self, other: Any) -> Any:
-        return tc.pow(*ufunc_operands(np.power, "pow", self, other))
+        return promoted(np.power, "pow", tc.pow, self, other)
 
     def __rpow__(self, other: Any) -> Any:
-        return tc.pow(*ufunc_operands(np.power, "pow", other, self))
+        return promoted(np.power, "pow", tc.pow, other, self)
 
     def __matmul__(self, other: Any) -> Any:
-        return tc.matmul(*ufunc_operands(np.matmul, "matmul", self, other))
+        return promoted(np.matmul, "matmul", tc.matmul, self, other)
 
     def __rmatmul__(self, other: Any) -> Any:
-        return tc.matmul(*ufunc_operands(np.matmul, "matmul", other, self))
+        return promoted(np.matmul, "matmul", tc.matmul, other, self)
+
+    def __neg__(self) -> Any:
+        return promoted(np.negative, "negate", tc.neg, self)
+
+    def __abs__(self) -> Any:
+        return promoted(np.absolute, "abs", tc.abs, self)
 
     def __eq__(self, other: Any) -> Any:
         return tc.eq(*ufunc_operands(np.equal, "eq", self, other)) if comparable(other) else NotImplemented
@@ -214,13 +298,13 @@ class PromotedOperators(Operators):
         return tc.ne(*ufunc_operands(np.not_equal, "ne", self, other)) if comparable(other) else NotImplemented
 
     def __lt__(self, other: Any) -> Any:
-        return tc.lt(*ufunc_operands(np.less, "lt", self, other))
+        return promoted(np.less, "lt", tc.lt, self, other)
 
     def __le__(self, other: Any) -> Any:
-        return tc.le(*ufunc_operands(np.less_equal, "le", self, other))
+        return promoted(np.less_equal, "le", tc.le, self, other)
 
     def __gt__(self, other: Any) -> Any:
-        return tc.gt(*ufunc_operands(np.greater, "gt", self, other))
+        return promoted(np.greater, "gt", tc.gt, self, other)
 
     def __ge__(self, other: Any) -> Any:
-        return tc.ge(*ufunc_operands(np.greater_equal, "ge", self, other))
+        return promoted(np.greater_equal, "ge", tc.ge, self, other)

@@ -11,7 +11,9 @@ lives from its binding to its last use, the arguments throughout). A
 LinearizedDefinition counts both its parts, run one after the other: its primal
 outputs beyond the original ones are the residuals; while the linear part runs, the
 primal's arguments and outputs are still held (the caller has them) and the residuals
-are its arguments.
+are its arguments. `residual_argument_bytes` are those of residuals that are the primal's
+own arguments passed on (no memory of their own), so `saved_bytes`, the rest, is what a
+checkpoint policy saves: compare `stats(unzip(jvp(defn), policy))` across policies.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from shax.errors import ShaxTypeError, at
 from shax.ir import Definition, LinearizedDefinition
 from shax.location import current_source
 from shax.stages import check_types
+from shax.transforms.saved_residuals import residual_arguments
 
 if TYPE_CHECKING:
     from shax.explain import Explanation
@@ -44,6 +47,15 @@ class Stats:
     residuals: int  # 0 for a Definition
     residual_bytes: int
     peak_bytes: int
+    # of residual_bytes, those of residuals that are the primal's own arguments passed on
+    # (the caller holds them: no memory of their own; `saved_residuals`' `argument`)
+    residual_argument_bytes: int = 0
+
+    @property
+    def saved_bytes(self) -> int:
+        """The bytes the residuals add to what the caller holds: what a checkpoint policy
+        (`shax.stages.unzip(jvp, policy)`, `shax.checkpoint`) saves, beyond the arguments."""
+        return self.residual_bytes - self.residual_argument_bytes
 
     @property
     def num_bindings(self) -> int:
@@ -105,6 +117,8 @@ def _linearized_stats(lin: LinearizedDefinition) -> Stats:
     out_types = primal.output_types()
     kept = out_types[: len(out_types) - r]  # the original's outputs; the rest are residuals
     residual_bytes = sum(map(nbytes, out_types[len(kept) :]))
+    passed = residual_arguments(lin)
+    argument_bytes = sum(nbytes(t) for t, k in zip(out_types[len(kept) :], passed) if k is not None)
     primal_arguments = sum(map(nbytes, primal.arg_types))
     tangents = sum(map(nbytes, linear.arg_types[: len(linear.arg_types) - r]))
     outputs = sum(map(nbytes, kept))
@@ -113,6 +127,7 @@ def _linearized_stats(lin: LinearizedDefinition) -> Stats:
     return Stats(
         primal.name, _bindings(primal) + _bindings(linear), flops_by_primitive(primal) + flops_by_primitive(linear),
         primal_arguments + tangents, outputs + sum(map(nbytes, linear.output_types())), r, residual_bytes, peak,
+        argument_bytes,
     )  # fmt: skip
 
 
@@ -139,10 +154,12 @@ class PipelineStats:
 def pipeline_stats(e: Explanation) -> PipelineStats:
     """The stats of each stage `e` ran: tracing (typed), the rewrites, linearize (primal and
     linear parts), transpose (primal and transposed parts) and zip."""
+    yolo = {} if e.jvp is None or e.unzipped is None else {"jvp": stats(e.jvp), "unzip": stats(e.unzipped)}
     return PipelineStats(
         {
             "tracing": stats(e.typed),
             "rewrites": stats(e.rewritten),
+            **yolo,
             "linearize": stats(e.linearized),
             "transpose": stats(e.transposed),
             "zip": stats(e.zipped),

@@ -64,7 +64,7 @@ class Trace:
     def close(self) -> None:
         """End the trace: no operation may be recorded in it any more."""
         self.active = False
-        # Its nodes refer to it (node.trace): dropping its references to them leaves no
+        # Its nodes refer to it (node.owner): dropping its references to them leaves no
         # cycle, so reference counting frees a large trace's nodes as soon as the stage
         # drops them, instead of the cyclic collector traversing them all. What was
         # captured (outer tracers) stays: stages read it after the trace.
@@ -114,7 +114,7 @@ def tracing() -> bool:
 
 
 class Tracer(ArrayMethods, ArrayProtocols, ReductionMethods, PromotedOperators):
-    __slots__ = ("trace", "prim", "args", "type", "source", "origin", "siblings")
+    __slots__ = ("owner", "prim", "args", "type", "source", "origin", "siblings")
 
     def __init__(
         self,
@@ -125,7 +125,7 @@ class Tracer(ArrayMethods, ArrayProtocols, ReductionMethods, PromotedOperators):
         source: str | None,
         origin: str | None = None,
     ) -> None:
-        self.trace = trace
+        self.owner = trace
         self.prim = prim
         self.args = args
         self.type = type
@@ -177,12 +177,12 @@ def lift(trace: Trace, value: Any, reference: DType | None, op: str) -> Tracer:
     """`value` as a node of `trace`: its own tracer, a captured outer tracer, or a constant."""
     if isinstance(value, Tracer):
         # Checked first: `trace` itself is dead when every tracer operand escaped.
-        if not value.trace.active:
+        if not value.owner.active:
             raise ShaxTypeError(
                 f"{op}: a tracer of type {value.type} escaped the function that was traced "
                 f"(created at {value.source or 'an argument'}); return it instead of storing it"
             )
-        if value.trace is trace:
+        if value.owner is trace:
             return value
         return trace.capture(value)
     if isinstance(value, (np.ndarray, np.generic)):  # first: np.float64 is a Python float too
@@ -258,10 +258,10 @@ def _innermost_trace(operands: Sequence[Any]) -> tuple[Trace, bool]:
     all_nodes = True
     for o in operands:
         if isinstance(o, Tracer):
-            if innermost is None or o.trace.level > innermost.level:
+            if innermost is None or o.owner.level > innermost.level:
                 all_nodes = all_nodes and innermost is None
-                innermost = o.trace
-            elif o.trace is not innermost:
+                innermost = o.owner
+            elif o.owner is not innermost:
                 all_nodes = False
         else:
             all_nodes = False
@@ -306,7 +306,7 @@ def re_record(results: Sequence[Tracer], prim: Primitive, *operands: Any) -> lis
     first = recorded[0]
     for node in merged:
         node.prim, node.args, node.siblings = prim, first.args, merged
-    first.trace.table[cons_key(prim, first.args)] = merged[0]
+    first.owner.table[cons_key(prim, first.args)] = merged[0]
     return list(merged)
 
 
@@ -330,7 +330,7 @@ class TracerInstance(DerivedInstance):
     need more than recording one operation are written here."""
 
     def level(self, value: Any) -> int:
-        return value.trace.level
+        return value.owner.level
 
     def shape(self, x: Any) -> tuple[int, ...]:
         return x.type.shape
@@ -351,7 +351,7 @@ class TracerInstance(DerivedInstance):
 
 def constant_like(x: Tracer, value: np.ndarray) -> Tracer:
     """The 0-d `value` (of the dtype it has) in x's shape, a constant of x's trace (`zeros_like`)."""
-    return emit(x.trace, Broadcast((), x.shape), (lift(x.trace, value, None, "full_like"),))
+    return emit(x.owner, Broadcast((), x.shape), (lift(x.owner, value, None, "full_like"),))
 
 
 def _is_scalar(value: Any) -> bool:

@@ -127,6 +127,29 @@ NUMPY_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "quantile": ((A23, 0.3), {"axis": 1}),
     "percentile": ((A23, 30.0), {"axis": 1}),
     "vectorize": ((lambda a, b: a * b,), {}),
+    # The most-used names of the coverage measurement (benchmarks/jnp_coverage.py).
+    "finfo": ((np.float32,), {}),
+    "iinfo": ((np.int32,), {}),
+    "polyval": ((A23[0], A23), {}),
+    "real": ((A23,), {}),
+    "imag": ((A23,), {}),
+    "array_equal": ((A23, A23 + 0.0), {"equal_nan": True}),
+    "append": ((A23, A23[:1]), {"axis": 0}),
+    "column_stack": (([A23[0], A23[1]],), {}),
+    "broadcast_arrays": ((A23, A23[:1]), {}),
+    "copy": ((A23,), {}),
+    "kron": ((A23, A23[:, :2]), {}),
+    "rot90": ((A23,), {"k": 3}),
+    "select": (([B23, ~B23], [A23, -A23]), {"default": 1.5}),
+    "logspace": ((0.0, 2.0, 5), {"base": 2.0}),
+    "diag_indices": ((3,), {"ndim": 2}),
+    "diag_indices_from": ((A23[:, :2],), {}),
+    "tril_indices": ((3,), {"k": -1}),
+    "triu_indices": ((3,), {"k": 1, "m": 4}),
+    **{name: ((A23,), {"axis": 1, "keepdims": True}) for name in ("nansum", "nanmean", "nanmin", "nanmax")},
+    **{name: ((A23,), {}) for name in ("iscomplexobj", "isrealobj", "isneginf", "isposinf")},
+    "isscalar": ((A23[0, 0],), {}),
+    "invert": ((I23,), {}),
 }
 NN_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     **{name: ((A23,), {}) for name in ("relu", "sigmoid", "softplus", "silu")},
@@ -156,7 +179,7 @@ def default_call(name: str, function: Callable[..., Any]) -> tuple[tuple[Any, ..
 
 
 # Functions whose results are no arrays (dtypes, functions): called on numpy values only.
-NOT_TRACED = {"result_type", "promote_types", "vectorize"}
+NOT_TRACED = {"result_type", "promote_types", "vectorize", "finfo", "iinfo", "iscomplexobj", "isrealobj", "isscalar"}
 
 
 def numpy_call(name: str, table: dict[str, tuple[tuple[Any, ...], dict[str, Any]]], module: Any) -> Call:
@@ -305,7 +328,7 @@ METHOD_CALLS: dict[str, tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any
     "argsort": (method("argsort"), (A23,), {"axis": 1}),
     "clip": (method("clip"), (A23, -0.5, 0.5), {}),
     "dot": (method("dot"), (A23, A23.T), {}),
-    **{name: (method(name), (A23, 1), {}) for name in ("all", "any", "cumsum", "cumprod", "diagonal", "sort")},
+    **{name: (method(name), (A23, 1), {}) for name in ("all", "any", "cumsum", "cumprod", "diagonal", "trace", "sort")},
     "nonzero": (method("nonzero"), (A23 - 2,), {"size": 3}),
     "searchsorted": (method("searchsorted"), (A23[0], A23[1]), {}),
     **{f"x {symbol} y": (function, (A23, A23[0] + 0.5), {}) for symbol, function in OPERATORS.items()},

@@ -281,6 +281,7 @@ IMPLEMENTED: dict[str, Any] = {
     "cumsum": lambda a: a.cumsum(axis=1),
     "cumprod": lambda a: a.cumprod(axis=0),
     "diagonal": lambda a: a.diagonal(1),
+    "trace": lambda a: a.trace(1),
     # JAX's: a sorted copy (numpy's sorts in place and returns None)
     "sort": lambda a: a.sort(axis=0) if isinstance(a, shax.Tracer) else np.sort(a, axis=0),
     # JAX's static size (numpy's nonzero has none; here every element is found)
@@ -299,8 +300,8 @@ REFUSED_NAMES: dict[str, tuple[Any, ...] | None] = {
     "to_device": ("cpu",), "tobytes": (), "tofile": ("x.bin",), "tolist": (),
 }  # fmt: skip
 
-# numpy's names a tracer uses for something of its own: `x.trace` is the Trace recording x.
-CLASHES = {"trace"}
+# numpy's names a tracer uses for something of its own: none (the Trace recording x is `x.owner`).
+CLASHES: set[str] = set()
 
 # Index results are i32, JAX's default int, where numpy's are int64 (docs/architecture.md).
 INDEX_RESULTS = {"argmax", "argmin", "argsort", "nonzero", "searchsorted"}

@@ -251,7 +251,10 @@ class _Generator:
             v = var.id
             if self.end[v] == i:  # no later binding reads it
                 continue
-            self._record_memory(i, binding, Site(self.types[v], v), operands, alias=False, v=v)
+            if site.memory is Memory.FRESH:  # new arrays (a call's), not owned: two results may be one array
+                self.memory[v], self.contiguous[v], self.writable[v] = self._block(False, self.end[v]), False, False
+            else:
+                self._record_memory(i, binding, Site(self.types[v], v), operands, alias=False, v=v)
             self.expr[v] = f"x{v}"
             if self.types[v].rank > 0:
                 self.names[self.memory[v]].append(f"x{v}")

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import attrs
 
 from shax.control.base import Control
-from shax.control.callees import batched, compiled, derivative, flops, passed_on, pruned, transposed, wrt
+from shax.control.callees import batched, compiled_fresh, derivative, flops, passed_on, pruned, transposed, wrt
 from shax.evaluate import evaluate
 from shax.ir import Definition, LinearizedDefinition
 from shax.primitive import Primitive
@@ -181,10 +181,13 @@ def _call_batch(
     return results, [0] * len(results)
 
 
+# A call's results are new arrays (the callee copies an output that is, or views, one of
+# its arguments): the caller neither keeps the operands alive for them nor copies them again.
 @codegen_rule(Call)
 def _call_codegen(prim: Call, site: Site, operands: Sequence[Operand]) -> str:
 
-    function = site.constant(compiled(prim.defn).function)
+    function = site.constant(compiled_fresh(prim.defn).function)
+    site.fresh(False)
     return f"{function}({', '.join(map(str, operands))})"
 
 

@@ -246,6 +246,13 @@ def compiled(defn: Definition) -> Compiled:
     return derived(defn, "compiled", lambda: compile_definition(defn))
 
 
+def compiled_fresh(defn: Definition) -> Compiled:
+    """`defn`'s compiled function returning new arrays only (an output that is, or views, an
+    argument copied, `fresh_outputs`): a call's results, which its caller may then return
+    or overwrite as its own without copying them again."""
+    return derived(defn, "compiled fresh", lambda: compile_definition(defn, fresh_outputs=True))
+
+
 def compiled_body(defn: Definition) -> Compiled:
     """`defn`'s compiled function without argument tests: a loop's body, called by the
     loop's generated code with values of its declared types, once per iteration."""

@@ -16,10 +16,12 @@ from shax.array_subclasses import refuse_array_subclass
 from shax.jax_arrays import from_jax_arguments
 from shax.numpy import (
     _arrays,
+    _arrays_more,
     _cumulative,
     _dtypes,
     _einsum,
     _elementwise,
+    _elementwise_more,
     _indexing,
     _logic,
     _matrices,
@@ -31,26 +33,31 @@ from shax.numpy import (
     linalg,
 )
 from shax.numpy._arrays import *  # noqa: F403
+from shax.numpy._arrays_more import *  # noqa: F403
 from shax.numpy._cumulative import *  # noqa: F403
 from shax.numpy._dtypes import *  # noqa: F403
 from shax.numpy._dtypes import (  # noqa: F401 - numpy's names, in __all__ through the two lists
     CONSTANTS,
     DTYPE_NAMES,
     bool_,
+    complexfloating,
     dtype,
     e,
     euler_gamma,
     float16,
     float32,
     float64,
+    float_,
     floating,
     generic,
+    index_exp,
     inexact,
     inf,
     int8,
     int16,
     int32,
     int64,
+    int_,
     integer,
     nan,
     newaxis,
@@ -65,6 +72,7 @@ from shax.numpy._dtypes import (  # noqa: F401 - numpy's names, in __all__ throu
 )
 from shax.numpy._einsum import *  # noqa: F403
 from shax.numpy._elementwise import *  # noqa: F403
+from shax.numpy._elementwise_more import *  # noqa: F403
 from shax.numpy._indexing import *  # noqa: F403
 from shax.numpy._logic import *  # noqa: F403
 from shax.numpy._matrices import *  # noqa: F403
@@ -75,9 +83,10 @@ from shax.numpy._static_size import *  # noqa: F403
 from shax.numpy._statistics import *  # noqa: F403
 
 _MODULES = (
-    _arrays, _cumulative, _dtypes, _einsum, _elementwise, _indexing, _logic, _matrices, _reductions, _shaping,
-    _static_size, _statistics,
+    _arrays, _arrays_more, _cumulative, _dtypes, _einsum, _elementwise, _elementwise_more, _indexing, _logic,
+    _matrices, _reductions, _shaping, _static_size, _statistics,
 )  # fmt: skip
+bool = _dtypes.bool_  # noqa: A001 - JAX's name of the boolean dtype (numpy 2's too)
 _FUNCTIONS = [name for module in _MODULES for name in module.__all__]
 __all__ = [*_FUNCTIONS, *_ndarray.__all__, *DTYPE_NAMES, *CONSTANTS]
 

@@ -21,7 +21,7 @@ from shax.array_subclasses import refuse_array_subclass
 from shax.errors import ShaxTypeError, ShaxValueError, at
 from shax.location import current_source
 from shax.numpy._options import CASTINGS, ORDERS, one_of, unsupported
-from shax.promotion import common_operands, ufunc_operands
+from shax.promotion import boolean_product, common_operands, promoted
 from shax.tracer import Tracer, constant_like
 from shax.types import dtype_of_numpy
 from typeclasses.numpy_instance import NUMPY_TYPES
@@ -286,7 +286,7 @@ def _arrays_of(op: str, arrays: Any) -> list[Any]:
 
 
 def matmul(x1: Any, x2: Any) -> Any:
-    return tc.matmul(*ufunc_operands(np.matmul, "matmul", x1, x2))
+    return promoted(np.matmul, "matmul", tc.matmul, x1, x2)
 
 
 def _strong(*operands: Any) -> tuple[Any, ...]:
@@ -298,22 +298,22 @@ def dot(a: Any, b: Any) -> Any:
     """numpy's dot: a product with a number, else a's last axis against b's second-to-last."""
     a, b = common_operands("dot", _strong(a, b))
     if ndim(a) == 0 or ndim(b) == 0:
-        return tc.mul(a, b)
-    return tc.dot(a, b)
+        return promoted(np.multiply, "dot", tc.mul, a, b)
+    return boolean_product(tc.dot, a, b)
 
 
 def inner(a: Any, b: Any) -> Any:
     """The last axes contracted: a's free axes, then b's (in numpy's common dtype)."""
     a, b = common_operands("inner", _strong(a, b))
     if ndim(a) == 0 or ndim(b) == 0:
-        return tc.mul(a, b)
-    return tc.dot_general(a, b, ((ndim(a) - 1,), (ndim(b) - 1,), (), ()))
+        return promoted(np.multiply, "inner", tc.mul, a, b)
+    return boolean_product(lambda a, b: tc.dot_general(a, b, ((ndim(a) - 1,), (ndim(b) - 1,), (), ())), a, b)
 
 
 def outer(a: Any, b: Any) -> Any:
     """Every element of flattened a times every element of flattened b (in numpy's common dtype)."""
     a, b = common_operands("outer", _strong(a, b))
-    return tc.dot_general(reshape(a, [-1]), reshape(b, [-1]), ((), (), (), ()))
+    return boolean_product(lambda a, b: tc.dot_general(reshape(a, [-1]), reshape(b, [-1]), ((), (), (), ())), a, b)
 
 
 def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:

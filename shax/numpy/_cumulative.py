@@ -53,9 +53,7 @@ def _cumulative(
             normalize_axis(op, axis, a.ndim)
     dtype = _dtype(op, dtype) if dtype is not None else None
     if dtype is None and np.dtype(a.dtype) == np.bool_:
-        raise _fail(
-            op, f"of bools: give dtype= (as for sum, a bool is not summed or multiplied), got {a!r}", ShaxTypeError
-        )
+        dtype = np.dtype(np.int_)  # numpy's: booleans are counted in its default int, as by `sum`
     if numpy_value:
         return numpy(a, axis=axis, dtype=a.dtype if dtype is None else dtype)
     if dtype is not None:

@@ -17,7 +17,7 @@ from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
 from shax.location import current_source
 from shax.numpy._arrays import _int
 from shax.numpy._options import ufunc_options, unsupported
-from shax.promotion import common_operands, ufunc_operands
+from shax.promotion import common_operands, promoted, ufunc_operands
 from shax.tracer import Tracer
 from shax.types import weak_dtype
 
@@ -49,7 +49,7 @@ def _unary(function: Any, name: str) -> Any:
 
     def apply(x: Any, /, **options: Any) -> Any:
         ufunc_options(name, options)
-        return function(*ufunc_operands(ufunc, name, as_array(x)))
+        return promoted(ufunc, name, function, as_array(x))
 
     apply.__name__ = apply.__qualname__ = name
     apply.__doc__ = f"numpy's `{name}`, elementwise (`typeclasses.{function.__name__}`)."
@@ -61,7 +61,7 @@ def _binary(function: Any, name: str) -> Any:
 
     def apply(x1: Any, x2: Any, /, **options: Any) -> Any:
         ufunc_options(name, options)
-        return function(*ufunc_operands(ufunc, name, as_array(x1), as_array(x2)))
+        return promoted(ufunc, name, function, as_array(x1), as_array(x2))
 
     apply.__name__ = apply.__qualname__ = name
     apply.__doc__ = f"numpy's `{name}`, elementwise, its operands broadcast (`typeclasses.{function.__name__}`)."

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxTypeError
+from shax.errors import ShaxError, ShaxTypeError, named
 from shax.numpy._arrays import _fail, _int, _numpy, _shape, broadcast_to, moveaxis, normalize_axis, reshape, stack
 from shax.numpy._einsum import _diagonal
 from shax.numpy._elementwise import as_array
@@ -94,7 +94,10 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
             a = tc.convert_element_type(a, dtype_of_numpy(dtype).numpy)
         except ShaxTypeError as error:
             raise _fail("trace", str(error), ShaxTypeError) from None
-    d = diagonal(a, offset, axis1, axis2)
+    try:
+        d = diagonal(a, offset, axis1, axis2)
+    except ShaxError as error:  # its axes' error, named for what the user called
+        raise named(error, "trace") from None
     return tc.reduce_sum(d, [len(tc.shape(d)) - 1])
 
 

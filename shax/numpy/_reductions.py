@@ -66,28 +66,28 @@ def max(  # noqa: A001 - numpy's name
     a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Any:
     _unsupported("max", out=out, where=where)
-    return _initial("max", _reduce("max", tc.reduce_max, a, axis, keepdims), initial, tc.maximum)
+    return _initial("max", _reduce("max", _ordered(tc.reduce_max), a, axis, keepdims), initial, tc.maximum)
 
 
 def min(  # noqa: A001 - numpy's name
     a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Any:
     _unsupported("min", out=out, where=where)
-    return _initial("min", _reduce("min", tc.reduce_min, a, axis, keepdims), initial, tc.minimum)
+    return _initial("min", _reduce("min", _ordered(tc.reduce_min), a, axis, keepdims), initial, tc.minimum)
 
 
 def amax(
     a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Any:
     _unsupported("amax", out=out, where=where)
-    return _initial("amax", _reduce("amax", tc.reduce_max, a, axis, keepdims), initial, tc.maximum)
+    return _initial("amax", _reduce("amax", _ordered(tc.reduce_max), a, axis, keepdims), initial, tc.maximum)
 
 
 def amin(
     a: Any, axis: Axis = None, out: None = None, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Any:
     _unsupported("amin", out=out, where=where)
-    return _initial("amin", _reduce("amin", tc.reduce_min, a, axis, keepdims), initial, tc.minimum)
+    return _initial("amin", _reduce("amin", _ordered(tc.reduce_min), a, axis, keepdims), initial, tc.minimum)
 
 
 def mean(
@@ -202,6 +202,18 @@ def _arg(op: str, reduce: Callable[[Any, int], Any], a: Any, axis: int | None, k
     (a_axis,) = reduction_axes(op, shape, axis)
     out = reduce(a, a_axis)
     return tc.reshape(out, _kept(shape, [a_axis])) if _flag(op, keepdims) else out
+
+
+def _ordered(reduce: Callable[[Any, list[int]], Any]) -> Callable[[Any, list[int]], Any]:
+    """`reduce` (max or min) also of booleans, as numpy orders them (False < True: max is
+    any, min all): the extreme of their 0s and 1s as i32, nonzero."""
+
+    def apply(a: Any, axes: list[int]) -> Any:
+        if getattr(a, "dtype", None) != np.bool_:
+            return reduce(a, axes)
+        return tc.ne(reduce(tc.convert_element_type(a, np.dtype(np.int32)), axes), 0)
+
+    return apply
 
 
 def _counted(a: Any) -> Any:

@@ -146,7 +146,7 @@ def _batch_binding(
             expected = batched_type(t, dim, size)
         else:
             expected = None
-        if not isinstance(value, Tracer) or value.trace is not trace or value.type != expected:
+        if not isinstance(value, Tracer) or value.owner is not trace or value.type != expected:
             raise ShaxTypeError(
                 f"the batching rule of {prim.name} gave {value!r} with batch axis {dim}, not a batch of {size} {t}"
             )

@@ -88,7 +88,7 @@ class _Interleaved(Crossing):
         super().__init__(trace, trace)
 
     def residual(self, x: Any) -> Any:
-        if isinstance(x, Tracer) and x.trace is self.primal:
+        if isinstance(x, Tracer) and x.owner is self.primal:
             return x.prim.value if isinstance(x.prim, Constant) else x
         if isinstance(x, (Tracer, Zero)):
             raise ShaxTypeError(

@@ -91,10 +91,10 @@ def first_uses(linear: Trace, outputs: Sequence[Tracer]) -> list[int]:
     for node in linear.table.values():
         if id(node) in needed:
             for a in node.args:
-                if isinstance(a.prim, Arg) and a.prim.index >= first and a.trace is linear:
+                if isinstance(a.prim, Arg) and a.prim.index >= first and a.owner is linear:
                     order.setdefault(a.prim.index)
     for o in outputs:  # a residual returned as it is (not linear: check_linear names it)
-        if isinstance(o.prim, Arg) and o.prim.index >= first and o.trace is linear:
+        if isinstance(o.prim, Arg) and o.prim.index >= first and o.owner is linear:
             order.setdefault(o.prim.index)
     return list(order)
 
@@ -231,7 +231,7 @@ def linearize_binding(
         )
     for tangent, value in zip(tangents, values):
         tangent_type = tangent.type if isinstance(tangent, (Zero, Tracer)) else None
-        if tangent_type != value.type or (isinstance(tangent, Tracer) and tangent.trace is not linear):
+        if tangent_type != value.type or (isinstance(tangent, Tracer) and tangent.owner is not linear):
             raise ShaxTypeError(f"the linearize rule of {prim.name} gave {tangent!r}, not a {value.type} tangent")
     return list(zip(values, tangents))
 
@@ -247,7 +247,7 @@ class Crossing:
         self.crossed = 0  # how many primal values have crossed (the linear trace captures nothing else)
 
     def residual(self, x: Any) -> Any:
-        if isinstance(x, Tracer) and x.trace is self.primal:
+        if isinstance(x, Tracer) and x.owner is self.primal:
             if isinstance(x.prim, Constant):
                 return x.prim.value
             captured = self.linear.capture(x)

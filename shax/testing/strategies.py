@@ -37,7 +37,7 @@ with `eq`, `argmax`/`argmin`/`argsort` cast back to the float dtype, `sort`, `ga
 `scatter` and `x[...]` at constant index arrays, `snp.where` with a constant numpy mask
 and a number branch, `snp.asarray(x).at[i].set(u)` and `.add(u)`, integer `%` and `//`
 (of an `argmax`), floor division and remainders by float constants (`%`, `//`,
-`remainder`, `floor_divide`, `fmod`), `shax.cond` on a reduced predicate,
+`remainder`, `floor_divide`, `fmod`), `shax.cond` on a reduced predicate (of one result, and of two: one binding),
 and calls (below). It returns 1-2 of its values (a tuple when two). Shapes are small
 (at most `MAX_SIZE` elements, axes of size 1-3).
 
@@ -766,6 +766,14 @@ def _cond_step(x: Any, y: Any) -> Any:
     return shax.cond(lt(snp.sum(x), 0.0), lambda x, y: x * tanh(y), lambda x, y: x - y, x, y)
 
 
+def _cond_pair_step(x: Any, y: Any) -> Any:
+    """A cond of two results (one binding defining both), then their difference."""
+    u, v = shax.cond(
+        lt(snp.sum(x), 0.0), lambda x, y: (x * tanh(y), (x + y) * 0.5), lambda x, y: (x - y, (y - x) * 0.5), x, y
+    )
+    return u - v
+
+
 FAMILIES: dict[str, dict[str, StepMaker]] = {
     "unary": {
         "sin": _unary("sin({0})", sin, lambda b: 1.0),
@@ -849,6 +857,12 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
         "stop_gradient": _unary("stop_gradient({0}) * {0}", lambda x: stop_gradient(x) * x, lambda b: b * b),
         # A cond on a reduced predicate: x·tanh(y) where sum(x) < 0, else x − y
         "cond": _binary("cond(sum({0}) < 0, {0} * tanh({1}), {0} - {1})", _cond_step, lambda a, b: a + b),
+        # a cond of two results: (x·tanh y, (x + y)/2) where sum(x) < 0, else (x − y, (y − x)/2); u − v
+        "cond_pair": _binary(
+            "u - v where (u, v) = cond(sum({0}) < 0, ({0} * tanh({1}), ({0} + {1}) / 2), ({0} - {1}, ({1} - {0}) / 2))",
+            _cond_pair_step,
+            lambda a, b: 1.5 * (a + b),
+        ),
     },
 }
 

@@ -16,7 +16,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from shax.ir import Definition
+from shax.ir import Definition, LinearizedDefinition
+from shax.passes.forward_identities import forwarded, forwarded_results
 from shax.primitive import Arg
 from shax.stages.linearize import linearize
 from shax.transforms.arguments import abstract_types
@@ -27,15 +28,20 @@ from shax.types import TensorType
 
 @attrs.frozen
 class SavedResidual:
-    """One residual: its type, its size in bytes, where it was computed, what saved it."""
+    """One residual: its type, its size in bytes, where it was computed, what saved it, and
+    `argument`, the position of f's (flattened) argument it is, if it is one (passed on
+    unchanged, through a checkpointed call too): the caller holds that array, so keeping
+    it costs no memory of its own (JAX's "from the argument")."""
 
     type: TensorType
     bytes: int
     source: str | None
     rule: str | None
+    argument: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.type}  {self.bytes} bytes  {self.source or 'an argument'}  {self.rule or ''}".rstrip()
+        where = f"argument {self.argument}" if self.argument is not None else self.source or "an argument"
+        return f"{self.type}  {self.bytes} bytes  {where}  {self.rule or ''}".rstrip()
 
 
 def saved_residuals(f: Callable[..., Any], *args: Any) -> list[SavedResidual]:
@@ -45,7 +51,26 @@ def saved_residuals(f: Callable[..., Any], *args: Any) -> list[SavedResidual]:
     in_tree, types = abstract_types("saved_residuals", args)
     defn = stage(f, in_tree, types).typed
     lin = linearize(defn, [k for k, t in enumerate(defn.arg_types) if t.dtype.is_float])
-    return residuals_of(lin.linear, len(lin.linear.arg_types) - lin.num_residuals)
+    arguments = residual_arguments(lin)
+    found = residuals_of(lin.linear, len(lin.linear.arg_types) - lin.num_residuals)
+    return [attrs.evolve(r, argument=k) for r, k in zip(found, arguments)]
+
+
+def residual_arguments(lin: LinearizedDefinition) -> list[int | None]:
+    """For each residual of `lin`, the primal program's argument it is (passed on unchanged:
+    `forward_identities`' rules, a call's output that is its operand), or None."""
+    primal = lin.primal
+    binding = {v.id: (b, k) for b in primal.bindings for k, v in enumerate(b.vars)}  # var id -> its binding, result
+    found: list[int | None] = []
+    for var in primal.outputs[len(primal.outputs) - lin.num_residuals :]:
+        b, k = binding[var.id]
+        while not isinstance(b.prim, Arg):
+            passed = forwarded_results(b, b.args)[k] if b.prim.multi_result else forwarded(b, b.args)
+            if passed is None:
+                break
+            b, k = binding[passed.id]
+        found.append(b.prim.index if isinstance(b.prim, Arg) else None)
+    return found
 
 
 def residuals_of(linear: Definition, num_tangents: int) -> list[SavedResidual]:
