@@ -31,8 +31,8 @@ import typeclasses as tc
 from benchmarks.harness import show_bytes, show_time
 from shax import f32
 from shax.codegen import Compiled, compile_definition
-from shax.ir import Definition
 from shax.control import Call
+from shax.core.ir import Definition
 
 TYPES = (f32[4, 4], f32[4])
 CALLS = 300

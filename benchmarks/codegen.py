@@ -31,7 +31,7 @@ import numpy as np
 import shax
 from shax import codegen, f32
 from shax.codegen import compile_definition
-from shax.ir import Definition
+from shax.core.ir import Definition
 from shax.stages import check_types, infer_types, linearize, transpose, zip_definitions
 from typeclasses import broadcast, cos, dot, exp, max, min, reduce_sum, sin, tanh
 from typeclasses import transpose as tc_transpose

@@ -197,7 +197,7 @@ def isabstract(scalar_type: type) -> bool:
 
 def computes_in(scalar_type: type) -> bool:
     try:
-        shax.types.dtype_of_numpy(np.dtype(scalar_type))
+        shax.core.types.dtype_of_numpy(np.dtype(scalar_type))
     except shax.ShaxError:
         return False
     return True

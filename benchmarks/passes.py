@@ -19,8 +19,8 @@ import numpy as np
 
 import shax
 from shax import f32
-from shax.builder import Builder
-from shax.ir import Definition
+from shax.core.builder import Builder
+from shax.core.ir import Definition
 from shax.primitives import Add, Arg, Constant, Cos, DotGeneral, Mul, ReduceSum, Reshape, Sin, Tanh, Transpose
 
 ORDER = [

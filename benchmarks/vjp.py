@@ -32,8 +32,8 @@ import numpy as np
 
 import shax
 from shax import f32
-from shax.ir import Definition, LinearizedDefinition
-from shax.types import TensorType
+from shax.core.ir import Definition, LinearizedDefinition
+from shax.core.types import TensorType
 from typeclasses import cos, dot, max, min, reduce_sum, sin, tanh
 
 STEPS = ("trace", "infer_types", "linearize", "transpose", "zip+cleanup")

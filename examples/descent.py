@@ -9,9 +9,9 @@ from typing import TypeVar
 
 import shax
 from shax import f32
+from shax.core.printing import show_array, show_float
 from shax.optimizers import gradient_descent
-from shax.plot import plot_descent
-from shax.printing import show_array, show_float
+from shax.tools.plot import plot_descent
 from typeclasses import Floating, cos, sin
 
 A = TypeVar("A", bound=Floating)

@@ -6,7 +6,6 @@ Trace a function (`shax.trace(medium, f32[6], f32[2, 2])`), type it
 `shax.explain` prints every stage.
 """
 
-from shax import checked_numpy as _checked_numpy  # noqa: F401 - registers shax's numpy instance
 from shax import (
     checkpoint_policies,
     debug,
@@ -24,17 +23,19 @@ from shax import (
     tree,
     tree_util,
 )
-from shax import typeclass_errors as _typeclass_errors  # noqa: F401 - typeclasses' errors become ShaxErrors
-from shax.diff import Diff, diff
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError
-from shax.evaluate import evaluate
-from shax.exercise import Exercise
-from shax.explain import Explanation, explain
-from shax.graphviz import to_dot
-from shax.ir import Binding, Definition, LinearizedDefinition, Var
-from shax.stats import PipelineStats, Stats, stats
-from shax.tracer import Tracer
-from shax.tracing import trace
+from shax.core import typeclass_errors as _typeclass_errors  # noqa: F401 - typeclasses' errors become ShaxErrors
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError
+from shax.core.ir import Binding, Definition, LinearizedDefinition, Var
+from shax.core.types import DType, TensorType, bool_, f32, f64, i32, i64, u8, u32
+from shax.tools.diff import Diff, diff
+from shax.tools.exercise import Exercise
+from shax.tools.explain import Explanation, explain
+from shax.tools.graphviz import to_dot
+from shax.tools.stats import PipelineStats, Stats, stats
+from shax.tracing import checked_numpy as _checked_numpy  # noqa: F401 - registers shax's numpy instance
+from shax.tracing.evaluate import evaluate
+from shax.tracing.trace import trace
+from shax.tracing.tracer import Tracer
 from shax.transforms import (
     CallSiteInfo,
     GradGraphInfo,
@@ -61,7 +62,6 @@ from shax.transforms.checkpoint import checkpoint, checkpoint_name, remat
 from shax.transforms.cond import cond, switch
 from shax.transforms.loops import fori_loop, scan, while_loop
 from shax.transforms.saved_residuals import saved_residuals
-from shax.types import DType, TensorType, bool_, f32, f64, i32, i64, u8, u32
 
 __all__ = [
     "Binding", "DType", "extend", "Definition", "Exercise", "Explanation", "LinearizedDefinition", "ShaxError",

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from shax.errors import ShaxTypeError, at
-from shax.location import current_source
-from shax.primitive import Primitive
+from shax.core.errors import ShaxTypeError, at
+from shax.core.location import current_source
+from shax.core.primitive import Primitive
 from shax.primitives import CheckpointName, DotGeneral
 
 __all__ = [

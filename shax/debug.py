@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
-from shax.location import current_source
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
+from shax.core.location import current_source
 from shax.primitives.debug import DebugPrint
 from shax.rules.evaluate import eval_rules
-from shax.tracer import Tracer
+from shax.tracing.tracer import Tracer
 
 __all__ = ["print"]
 

@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 
 import typeclasses
-from shax.errors import ShaxTypeError, ShaxValueError, at
-from shax.location import current_source
-from shax.primitive import Linearity, Primitive, int_pairs, ints
+from shax.core.errors import ShaxTypeError, ShaxValueError, at
+from shax.core.location import current_source
+from shax.core.primitive import Linearity, Primitive, int_pairs, ints
 from shax.primitives.elementwise import Pointwise, elementwise
 from shax.primitives.pointwise import FLOATS
 from shax.rules.batch import batch_rule, batched_at, moveaxis, shifted

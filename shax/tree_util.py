@@ -1,4 +1,4 @@
-"""`shax.tree_util`: JAX's pytree tools over `shax.pytree`, with its names and signatures.
+"""`shax.tree_util`: JAX's pytree tools over `shax.core.pytree`, with its names and signatures.
 
     leaves, treedef = tree_flatten({"w": w, "b": (b, None)})   # None: a node with no children
     tree_map(lambda p, g: p - 0.1 * g, params, grads)        # several trees of one structure
@@ -21,9 +21,9 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
-from shax.location import current_source
-from shax.pytree import (
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.core.location import current_source
+from shax.core.pytree import (
     LEAF,
     REGISTRY,
     Registered,
@@ -35,7 +35,7 @@ from shax.pytree import (
     same_aux,
     unflatten,
 )
-from shax.pytree_keys import DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry, SequenceKey, keystr
+from shax.core.pytree_keys import DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry, SequenceKey, keystr
 
 __all__ = [
     "DictKey", "FlattenedIndexKey", "GetAttrKey", "Partial", "PyTreeDef", "SequenceKey", "keystr",

@@ -28,8 +28,8 @@ import shax
 import shax.nn
 import shax.numpy as snp
 import typeclasses as tc
-from shax.array_methods import ArrayMethods
-from shax.array_methods_reductions import ReductionMethods
+from shax.tracing.array_methods import ArrayMethods
+from shax.tracing.array_methods_reductions import ReductionMethods
 
 A23 = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
 B23 = A23 > 2.5

@@ -15,12 +15,12 @@ from hypothesis import note, reject
 from spec import Case, Spec
 
 import shax
-from shax.cli import load_function
-from shax.ir import Definition, LinearizedDefinition
+from shax.core.ir import Definition, LinearizedDefinition
+from shax.core.types import DType, TensorType
 from shax.passes import apply_passes
 from shax.stages import check_types, evaluate_linearized, infer_types
 from shax.testing.numeric import NotSmooth, check_directional_derivative
-from shax.types import DType, TensorType
+from shax.tools.cli import load_function
 
 ROOT = Path(__file__).resolve().parents[1]
 medium = load_function(f"{ROOT / 'examples' / 'medium.py'}:medium")

@@ -34,10 +34,10 @@ import numpy as np
 import shax
 from shax import control as C
 from shax import primitives as P
-from shax.ir import Definition
+from shax.core.ir import Definition
+from shax.core.types import DTYPES, INTEGERS, DType, TensorType, bool_, f32, f64, i32, i64, u8, u32
 from shax.rules.evaluate import eval_rules
-from shax.tracer import apply_all
-from shax.types import DTYPES, INTEGERS, DType, TensorType, bool_, f32, f64, i32, i64, u8, u32
+from shax.tracing.tracer import apply_all
 from typeclasses import (
     abs,
     add,

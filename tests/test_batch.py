@@ -20,12 +20,12 @@ from spec import SPECS
 import shax
 from shax import f32, f64
 from shax import primitives as P
-from shax.ir import Definition, Var
+from shax.core.ir import Definition, Var
+from shax.core.types import DTYPES, TensorType
 from shax.passes import cleanup
 from shax.rules.batch import batch_rules
 from shax.stages import batch, check_types, infer_types, linearize, transpose, zip_definitions
 from shax.testing.strategies import ARG_BOUND, Program, programs
-from shax.types import DTYPES, TensorType
 from typeclasses import broadcast, cos, dot, reduce_sum, sin
 
 SIZE = 3

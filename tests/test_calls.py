@@ -16,7 +16,7 @@ import shax
 from shax import control as C
 from shax import f64
 from shax import primitives as P
-from shax.ir import Definition
+from shax.core.ir import Definition
 from shax.passes import cse, dce, forward_identities
 from shax.stages import infer_types
 from typeclasses import reduce_sum, sin, tanh
@@ -52,7 +52,7 @@ def calls_in(defn: Definition) -> list[C.Call]:
 
 
 def assert_same_tree(got: Any, expected: Any) -> None:
-    flat_got, flat_expected = shax.pytree.flatten(got)[0], shax.pytree.flatten(expected)[0]
+    flat_got, flat_expected = shax.core.pytree.flatten(got)[0], shax.core.pytree.flatten(expected)[0]
     assert len(flat_got) == len(flat_expected)
     for g, e in zip(flat_got, flat_expected):
         np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)

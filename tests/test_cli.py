@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_golden import golden_block
 
-from shax.cli import main
+from shax.tools.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 TYPED_MEDIUM = golden_block("medium_pipeline.txt", "After type inference:")
@@ -71,7 +71,7 @@ def test_a_file_that_fails_to_import(capsys: pytest.CaptureFixture[str], tmp_pat
 
 
 def test_the_module_runs_as_a_program() -> None:
-    command = [sys.executable, "-m", "shax.cli", "types", "examples/medium.py:medium", "f32[6]", "f32[2,2]"]
+    command = [sys.executable, "-m", "shax.tools.cli", "types", "examples/medium.py:medium", "f32[6]", "f32[2,2]"]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert [line.rstrip() for line in done.stdout.splitlines()] == golden_block(
@@ -101,7 +101,7 @@ def test_an_error_in_the_users_function_is_one_message(capsys: pytest.CaptureFix
 def test_a_reader_that_stops_early_ends_it_quietly() -> None:
     # `shax demo | head -1`
     demo = subprocess.Popen(
-        [sys.executable, "-m", "shax.cli", "demo"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-m", "shax.tools.cli", "demo"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     assert demo.stdout is not None and demo.stderr is not None
     demo.stdout.readline()
@@ -183,7 +183,7 @@ def test_explain_svg_draws_it(capsys: pytest.CaptureFixture[str], tmp_path: Path
 def test_explain_svg_without_graphviz_is_one_message(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("shax.graphviz.shutil.which", lambda program: None)
+    monkeypatch.setattr("shax.tools.graphviz.shutil.which", lambda program: None)
     out = tmp_path / "medium.svg"
     code, lines, err = run(capsys, *MEDIUM_ARGS, "--svg", str(out))
     assert (code, lines) == (1, [])
@@ -219,7 +219,7 @@ def test_an_input_error_is_located_on_the_command_line(
 
 def test_the_console_script_is_not_the_users_line() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "shax.cli", "types", "examples/medium.py:medium", "f32[6]", "i32[x]"],
+        [sys.executable, "-m", "shax.tools.cli", "types", "examples/medium.py:medium", "f32[6]", "i32[x]"],
         cwd=ROOT, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert result.returncode == 1 and result.stderr.splitlines()[0].endswith("(at the command line's 'i32[x]')")

@@ -23,10 +23,10 @@ import shax
 from shax import codegen, f32, f64, i32
 from shax import primitives as P
 from shax.codegen import Compiled, compile_definition
-from shax.ir import Binding, Definition, Var
+from shax.core.ir import Binding, Definition, Var
+from shax.core.types import DType
 from shax.stages import infer_types, linearize, transpose, zip_definitions
 from shax.testing.strategies import Program, programs
-from shax.types import DType
 from typeclasses import Floating, broadcast, cos, reduce_sum, rev, sin
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,7 +122,7 @@ def test_split_into_parts_the_results_are_the_same(program: Program, chunk: int)
 
 
 def medium_function() -> Any:
-    from shax.cli import load_function
+    from shax.tools.cli import load_function
 
     return load_function(f"{ROOT / 'examples' / 'medium.py'}:medium")
 

@@ -16,7 +16,7 @@ import shax
 import shax.numpy as snp
 from shax import control as C
 from shax import primitives as P
-from shax.ir import Definition
+from shax.core.ir import Definition
 from shax.passes import cse, dce
 from shax.rules.types import result_types
 from shax.stages import infer_types

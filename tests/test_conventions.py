@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import shax
-from shax.types import DType, f32, f64
+from shax.core.types import DType, f32, f64
 from typeclasses import max, min, reduce_sum
 
 # numpy warns where these points divide by zero or make a NaN; that is what they are for.

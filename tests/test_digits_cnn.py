@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shax.cli import load_function
+from shax.tools.cli import load_function
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

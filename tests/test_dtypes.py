@@ -13,7 +13,7 @@ import shax
 import shax.numpy as snp
 import typeclasses as tc
 from shax import f32, i32, i64, u8
-from shax.types import TensorType
+from shax.core.types import TensorType
 
 
 def test_print_and_parse() -> None:

@@ -21,10 +21,10 @@ import shax
 import typeclasses as tc
 from shax import bool_, f32, f64, i32
 from shax import primitives as P
+from shax.core.ir import Binding, Definition, Var
+from shax.core.types import TensorType
 from shax.extend import elementwise_primitive
-from shax.ir import Binding, Definition, Var
 from shax.stages import check_types, infer_types
-from shax.types import TensorType
 from typeclasses import (
     add,
     broadcast,
@@ -1039,7 +1039,7 @@ X = "[1, 2, 3, 4, 5, 6]"
 def test_the_command_reports_bad_arguments_in_one_line(
     argv: list[str], fragments: tuple[str, ...], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from shax.cli import main
+    from shax.tools.cli import main
 
     assert main(argv) == 1
     out, err = capsys.readouterr()

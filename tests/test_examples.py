@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from shax.cli import load_function
+from shax.tools.cli import load_function
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

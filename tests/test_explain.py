@@ -12,9 +12,9 @@ from reverse_mode import CT, DF_DX, DFT_CT, F_X, ROOT, X, assert_f32_close, medi
 
 import shax
 from shax import f32
-from shax.cli import main
-from shax.explain import HEADERS
-from shax.printing import show_values
+from shax.core.printing import show_values
+from shax.tools.cli import main
+from shax.tools.explain import HEADERS
 
 GOLDEN = (ROOT / "tests" / "golden" / "medium_pipeline.txt").read_text()
 

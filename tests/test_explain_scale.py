@@ -11,7 +11,7 @@ import typeguard
 
 import shax
 import shax.numpy as snp
-from shax.ir import Definition
+from shax.core.ir import Definition
 from shax.passes import lower_reductions_to_sums_of_slices
 from shax.primitives import Add, ReduceSum, Slice
 from shax.stages import check_types, infer_types
@@ -85,7 +85,7 @@ def test_explain_of_an_empty_shape_draws_empty_inputs_and_prints_empty_boxes(t: 
 
 
 def test_empty_arrays_print_as_empty_boxes_one_row_per_row() -> None:
-    from shax.printing import show_values
+    from shax.core.printing import show_values
 
     assert show_values([np.zeros((0, 3))]) == "[┌┐\n └┘]"
     assert show_values([np.zeros((2, 0))]) == "[┌┐\n ││\n ││\n └┘]"

@@ -13,8 +13,8 @@ from reverse_mode import X, medium
 import shax
 from shax import checkpoint_policies as cp
 from shax import f32
-from shax.cli import main
 from shax.stages import jvp, unzip
+from shax.tools.cli import main
 
 TYPES = (f32[6], f32[2, 2])
 

@@ -236,13 +236,13 @@ def test_jit_with_the_xla_backend_matches_the_numpy_backend() -> None:
     for fn, args in ((loss, (params, x)), (shax.grad(loss), (params, x)), (per_example, (params, np.stack([x, -x])))):
         xla, numpy_jit = shax.jit(fn, backend="xla"), shax.jit(fn)
         got, expected = xla(*args), numpy_jit(*args)
-        for g, e in zip(shax.pytree.flatten(got)[0], shax.pytree.flatten(expected)[0]):
+        for g, e in zip(shax.core.pytree.flatten(got)[0], shax.core.pytree.flatten(expected)[0]):
             assert isinstance(g, jax.Array)
             assert_close(g, e)
         assert xla(*args) is not None and len(xla._fast) == 1  # built once, found by its key
         # the JAX arrays it returns go back in; the second call reuses what the first built
         again = xla(*jax.device_put(args))
-        for g, e in zip(shax.pytree.flatten(again)[0], shax.pytree.flatten(expected)[0]):
+        for g, e in zip(shax.core.pytree.flatten(again)[0], shax.core.pytree.flatten(expected)[0]):
             assert_close(g, e)
     text = shax.jit(shax.grad(loss), backend="xla").source(params, x)
     assert text.startswith("module @jit_grad_loss") and "stablehlo.tanh" in text

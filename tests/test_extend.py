@@ -16,6 +16,7 @@ import pytest
 import shax
 import typeclasses as tc
 from shax import f32, f64
+from shax.core.types import TensorType
 from shax.extend import (
     Elementwise,
     Linearity,
@@ -31,7 +32,6 @@ from shax.extend import (
 from shax.primitives.pointwise import FLOATS
 from shax.rules import TABLES
 from shax.testing.numeric import check_directional_derivative
-from shax.types import TensorType
 
 L = Linearity.LINEAR
 

@@ -72,9 +72,9 @@ import shax.random
 import shax.testing.strategies
 import typeclasses
 from shax import f32, optimizers, passes, stages
-from shax.cli import main
 from shax.codegen import compile_definition
-from shax.ir import Definition, LinearizedDefinition
+from shax.core.ir import Definition, LinearizedDefinition
+from shax.tools.cli import main
 
 # Entry points -----------------------------------------------------------------------------
 

@@ -13,9 +13,9 @@ import pytest
 
 import shax
 from shax import f32
-from shax.cli import load_function
 from shax.optimizers import gradient_descent
 from shax.stages import infer_types
+from shax.tools.cli import load_function
 from typeclasses import Floating, cos, sin
 
 ROOT = Path(__file__).resolve().parents[1]

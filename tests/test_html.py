@@ -16,8 +16,8 @@ import pytest
 
 import shax
 from shax import f32
-from shax.cli import load_function, main
-from shax.explain import HEADERS
+from shax.tools.cli import load_function, main
+from shax.tools.explain import HEADERS
 
 ROOT = Path(__file__).resolve().parents[1]
 MEDIUM = str(ROOT / "examples" / "medium.py") + ":medium"

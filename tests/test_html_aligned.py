@@ -16,9 +16,9 @@ from test_learner_view import table
 
 import shax
 from shax import f32
-from shax.cli import load_function
-from shax.diff import diff, matched
-from shax.html_views import compact
+from shax.tools.cli import load_function
+from shax.tools.diff import diff, matched
+from shax.tools.html_views import compact
 
 ROOT = Path(__file__).resolve().parents[1]
 MEDIUM = str(ROOT / "examples" / "medium.py") + ":medium"

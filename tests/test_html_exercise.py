@@ -15,12 +15,12 @@ import typeguard
 from test_learner_view import table
 
 import shax
-import shax.html
 import shax.numpy as jnp
+import shax.tools.html
 from shax import f32
-from shax.cli import load_function, main
-from shax.ir import Definition
-from shax.printing import show_primitive
+from shax.core.ir import Definition
+from shax.core.printing import show_primitive
+from shax.tools.cli import load_function, main
 
 ROOT = Path(__file__).resolve().parents[1]
 MEDIUM = str(ROOT / "examples" / "medium.py") + ":medium"
@@ -52,7 +52,7 @@ def test_the_rules_bindings_are_blank_and_their_answers_are_not_in_the_page() ->
 
 
 def test_a_page_too_large_for_every_value_still_holds_those_the_checker_needs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(shax.html, "VALUES_LIMIT", 10)
+    monkeypatch.setattr(shax.tools.html, "VALUES_LIMIT", 10)
     e = medium()
     assert not any("x" in d for d in table(e.to_html())["d"])  # no values on hover
     data = table(e.exercise("sin").to_html())

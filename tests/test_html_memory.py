@@ -14,9 +14,9 @@ import pytest
 import shax
 import shax.numpy as jnp
 from shax import f32
-from shax.cli import load_function
-from shax.cost import peak_bytes
-from shax.memory import BARS, POINTS, live_bytes, memory_svg, timeline
+from shax.tools.cli import load_function
+from shax.tools.memory import BARS, POINTS, live_bytes, memory_svg, timeline
+from shax.tracing.cost import peak_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 MEDIUM = str(ROOT / "examples" / "medium.py") + ":medium"

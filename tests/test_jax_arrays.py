@@ -1,4 +1,4 @@
-"""JAX arrays are taken wherever numpy arrays are (`shax.jax_arrays`): the transforms'
+"""JAX arrays are taken wherever numpy arrays are (`shax.core.jax_arrays`): the transforms'
 arguments, tangents and cotangents, and `shax.numpy`'s functions; results are numpy arrays."""
 
 from __future__ import annotations

@@ -19,14 +19,14 @@ import pytest
 import shax
 import shax.numpy as jnp
 from shax import f32, lax
-from shax.binding_values import dot_products, summary
-from shax.cli import load_function, main
-from shax.explain import EVERY_HEADER, HEADERS
-from shax.html import ABOUT, OPEN_STAGES
-from shax.html_assets import FAMILY_LIMIT, SCRIPT
-from shax.ir import Binding, Var
+from shax.core.ir import Binding, Var
+from shax.core.printing import show_provenance
 from shax.primitives import Arg
-from shax.printing import show_provenance
+from shax.tools.binding_values import dot_products, summary
+from shax.tools.cli import load_function, main
+from shax.tools.explain import EVERY_HEADER, HEADERS
+from shax.tools.html import ABOUT, OPEN_STAGES
+from shax.tools.html_assets import FAMILY_LIMIT, SCRIPT
 
 ROOT = Path(__file__).resolve().parents[1]
 MEDIUM = str(ROOT / "examples" / "medium.py") + ":medium"

@@ -27,7 +27,7 @@ from spec import SPECS
 
 import shax
 from shax import bool_, f32, f64, i32
-from shax.ir import Var
+from shax.core.ir import Var
 from shax.primitives import Arg, Constant
 from shax.rules.linearize import Zero, linearize_rules, residual, zero_tangent
 from shax.stages import evaluate_linearized, infer_types, linearize

@@ -17,7 +17,7 @@ import shax
 import shax.numpy as snp
 from shax.control import Call, Scan, While
 from shax.control.cond import Cond
-from shax.ir import Definition
+from shax.core.ir import Definition
 
 _calls = [0]
 

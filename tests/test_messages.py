@@ -16,7 +16,7 @@ import typeguard
 import shax
 import typeclasses as tc
 from shax import optimizers, passes, stages
-from shax.ir import Binding, Definition, Var
+from shax.core.ir import Binding, Definition, Var
 from shax.primitives import Arg, Exp, Sin
 from shax.testing import NotSmooth, check_grads
 
@@ -204,8 +204,8 @@ def test_a_message_names_a_class_with_its_article() -> None:
 
 def test_a_message_saying_at_least_is_still_located() -> None:
     """`at` appends the user's line once; "(at least two axes)" in a message is no location."""
-    error = shax.errors.at(shax.ShaxValueError("op: needs a matrix (at least two axes)"), "user.py:3")
+    error = shax.core.errors.at(shax.ShaxValueError("op: needs a matrix (at least two axes)"), "user.py:3")
     assert str(error) == "op: needs a matrix (at least two axes) (at user.py:3)"
-    assert shax.errors.at(error, "other.py:4") is error
-    spaced = shax.errors.at(shax.ShaxValueError("op: bad"), "/my dir/user.py:5")
-    assert shax.errors.at(spaced, "other.py:4") is spaced
+    assert shax.core.errors.at(error, "other.py:4") is error
+    spaced = shax.core.errors.at(shax.ShaxValueError("op: bad"), "/my dir/user.py:5")
+    assert shax.core.errors.at(spaced, "other.py:4") is spaced

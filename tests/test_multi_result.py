@@ -13,7 +13,7 @@ import typeguard
 import shax
 import shax.numpy as snp
 from shax.control import Call, Scan
-from shax.ir import Binding, Definition, Var
+from shax.core.ir import Binding, Definition, Var
 
 X = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
 W = (np.eye(4, dtype=np.float32) + 0.1) / 2

@@ -17,8 +17,10 @@ from spec import SPECS
 
 import shax
 from shax import bool_, f32, f64, i32
-from shax.builder import Builder
-from shax.ir import Definition, Var
+from shax.core.builder import Builder
+from shax.core.ir import Definition, Var
+from shax.core.printing import show_float
+from shax.core.types import TensorType
 from shax.passes import (
     CLEANUP,
     PASSES,
@@ -54,10 +56,8 @@ from shax.primitives import (
     Sub,
     Transpose,
 )
-from shax.printing import show_float
 from shax.stages import check_types, infer_types
 from shax.testing.strategies import Program, programs
-from shax.types import TensorType
 from typeclasses import broadcast, sin
 
 ROOT = Path(__file__).parent.parent

@@ -15,10 +15,10 @@ import typeguard
 import shax
 import shax.numpy as snp
 from shax import f64, i32
-from shax.cli import load_function
 from shax.control import Call, callees
-from shax.ir import Definition, Var
-from shax.printing import called_definitions
+from shax.core.ir import Definition, Var
+from shax.core.printing import called_definitions
+from shax.tools.cli import load_function
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

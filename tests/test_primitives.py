@@ -14,9 +14,9 @@ from spec import SPECS, Case, Spec
 
 import shax
 from shax import primitives as P
-from shax.ir import Binding, Definition
+from shax.core.ir import Binding, Definition
+from shax.core.types import DTYPES, DType, TensorType, f32, f64
 from shax.stages import check_types, infer_types
-from shax.types import DTYPES, DType, TensorType, f32, f64
 
 CASES = [
     pytest.param(spec, case, dtype, id=f"{spec.prim.__name__}-{case.label}-{dtype.name}")

@@ -1,4 +1,4 @@
-"""numpy's dtype promotion on the numpy surface (`shax.promotion`): a function that mixes
+"""numpy's dtype promotion on the numpy surface (`shax.tracing.promotion`): a function that mixes
 dtypes gives numpy's dtypes and values traced (jit, grad, vmap) as on numpy arrays, each
 conversion a visible `convert_element_type` binding; the typeclass functions stay strict."""
 
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import shax
 import shax.numpy as snp
 import typeclasses as tc
-from shax.types import DTYPES
+from shax.core.types import DTYPES
 
 F32 = np.arange(1, 5, dtype=np.float32)
 F64 = np.arange(1, 5, dtype=np.float64) / 4

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 import shax
 from shax import primitives as P
-from shax.ir import Definition
-from shax.printing import called_definitions, show_binding, shown_names
+from shax.core.ir import Definition
+from shax.core.printing import called_definitions, show_binding, shown_names
+from shax.core.types import DType, TensorType, f32, f64
 from shax.stages import check_types, infer_types
 from shax.testing.strategies import Program, programs
-from shax.types import DType, TensorType, f32, f64
 
 DTYPES = [pytest.param(f64, id="f64"), pytest.param(f32, id="f32")]
 

@@ -12,10 +12,10 @@ import typeguard
 
 import shax
 from shax import f32, f64
-from shax.ir import Definition
+from shax.core.ir import Definition
+from shax.core.printing import show_definition
 from shax.passes import materialize_broadcasts
 from shax.primitives import Arg
-from shax.printing import show_definition
 from shax.stages import infer_types, linearize, transpose, zip_definitions
 from typeclasses import cos, exp, reduce_sum, sin, tanh
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import shax
 from shax import f32, f64
+from shax.core.pytree import LEAF, flatten, leaf_paths, unflatten
 from shax.optimizers import adam, gradient_descent
-from shax.pytree import LEAF, flatten, leaf_paths, unflatten
 from typeclasses import reduce_sum, sin
 
 X = np.array([1.0, -2.0, 0.5])

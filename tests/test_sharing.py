@@ -11,9 +11,9 @@ import typeguard
 import shax
 from shax import f32, f64
 from shax import primitives as P
-from shax.cli import load_function
-from shax.ir import Definition
+from shax.core.ir import Definition
 from shax.stages import check_types, infer_types
+from shax.tools.cli import load_function
 from typeclasses import broadcast, cos, sin
 
 MEDIUM = Path(__file__).resolve().parents[1] / "examples" / "medium.py"

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 import shax
 import shax.numpy as snp
 from shax import f32, f64
+from shax.core.types import MAX_BYTES, MAX_RANK, TensorType, show_bytes
 from shax.primitives import Constant
-from shax.types import MAX_BYTES, MAX_RANK, TensorType, show_bytes
 
 HERE = r"test_sizes.py:\d+"
 

@@ -18,13 +18,13 @@ from spec import FORWARD_ONLY, SPECS
 import shax
 import typeclasses as tc
 from shax import primitives as P
-from shax.checked_numpy import checked_numpy_instance
-from shax.primitive import implementing
+from shax.core.primitive import implementing
 from shax.rules import TABLES, transpose_rules
 from shax.rules.transpose import not_linear
 from shax.rules.zeros import ZeroInstance
 from shax.stages import infer_types, linearize, transpose
-from shax.tracer import tracer_instance
+from shax.tracing.checked_numpy import checked_numpy_instance
+from shax.tracing.tracer import tracer_instance
 from typeclasses.numpy_instance import numpy_instance
 
 # The built-in primitives (tests declare primitives of their own, `test_extend`).

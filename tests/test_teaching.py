@@ -19,11 +19,11 @@ import typeclasses as tc
 from shax import control as C
 from shax import f32
 from shax import primitives as P
-from shax.cli import load_function, main
-from shax.cost import nbytes
 from shax.optimizers import History, adam, gradient_descent, momentum
 from shax.rules import cost_rules
 from shax.stages import infer_types, linearize, transpose
+from shax.tools.cli import load_function, main
+from shax.tracing.cost import nbytes
 from typeclasses import cos, sin
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,11 +98,11 @@ def test_a_linearized_definition_counts_both_parts() -> None:
 
 
 def test_a_call_costs_its_callee_once_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    import shax.cost
+    import shax.tracing.cost
 
     computed: list[str] = []
-    flops = shax.cost.flops
-    monkeypatch.setattr(shax.cost, "flops", lambda d: computed.append(d.name) or flops(d))
+    flops = shax.tracing.cost.flops
+    monkeypatch.setattr(shax.tracing.cost, "flops", lambda d: computed.append(d.name) or flops(d))
 
     @shax.subgraph
     def layer(x, w):
@@ -181,8 +181,8 @@ def test_dot_of_a_definition_has_a_node_per_binding_and_an_edge_per_use() -> Non
     assert all(not dashed for *_, dashed in edges)
     assert {label for label, _ in nodes.values()} == {repr(b) for b in defn.bindings}
     colours = [colour for _, colour in nodes.values()]
-    assert colours.count(shax.graphviz.COLOURS["argument"]) == 2
-    assert colours.count(shax.graphviz.COLOURS["primal"]) == 13
+    assert colours.count(shax.tools.graphviz.COLOURS["argument"]) == 2
+    assert colours.count(shax.tools.graphviz.COLOURS["primal"]) == 13
 
 
 def test_dot_of_a_linearized_definition_marks_residuals() -> None:
@@ -193,8 +193,8 @@ def test_dot_of_a_linearized_definition_marks_residuals() -> None:
     uses = sum(len(b.args) for b in lin.primal.bindings + lin.linear.bindings)
     assert len(edges) == uses + r  # and a dashed edge from each residual output to its argument
     colours = [colour for _, colour in nodes.values()]
-    assert colours.count(shax.graphviz.COLOURS["residual"]) == 2 * r  # distinct vars in medium
-    assert shax.graphviz.COLOURS["transposed"] in colours and shax.graphviz.COLOURS["linear"] not in colours
+    assert colours.count(shax.tools.graphviz.COLOURS["residual"]) == 2 * r  # distinct vars in medium
+    assert shax.tools.graphviz.COLOURS["transposed"] in colours and shax.tools.graphviz.COLOURS["linear"] not in colours
 
 
 def test_dot_draws_a_callee_once_with_an_edge_per_call() -> None:
@@ -243,7 +243,9 @@ def test_descent_history_holds_the_logged_values_and_the_path(capsys: pytest.Cap
     logged: list[str] = []
     h = gradient_descent(f, [0.5, -0.75], lr=0.05, iters=39, log=logged.append, keep_params=True)
     assert isinstance(h, History)
-    assert [f"Iteration {k + 1}: {shax.printing.show_float(np.float32(v))}" for k, v in enumerate(h.values)] == logged
+    assert [
+        f"Iteration {k + 1}: {shax.core.printing.show_float(np.float32(v))}" for k, v in enumerate(h.values)
+    ] == logged
     assert len(logged) == 40
     assert h.path is not None and len(h.path) == 40
     assert h.path[0] == [0.5, -0.75] and h.path[-1] == h.params
@@ -267,7 +269,7 @@ def test_history_without_params_and_the_plain_result(optimizer, capsys: pytest.C
 
 
 def test_plot_needs_matplotlib(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from shax.plot import plot_descent
+    from shax.tools.plot import plot_descent
 
     h = gradient_descent(f, [0.5, -0.75], lr=0.05, iters=2, log=None, keep_params=True)
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib fails
@@ -279,7 +281,7 @@ def test_plot_needs_matplotlib(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
 
 def test_plot_writes_a_png(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from shax.plot import plot_descent
+    from shax.tools.plot import plot_descent
 
     h = gradient_descent(f, [0.5, -0.75], lr=0.05, iters=5, log=None, keep_params=True)
     plot_descent(f, h, tmp_path / "descent.png")

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import shax
 import typeclasses as tc
 from shax import f32, f64, i32
+from shax.core.types import TensorType
 from shax.extend import elementwise_primitive
 from shax.testing import NotSmooth, check_grads
 from shax.testing.strategies import (
@@ -32,7 +33,6 @@ from shax.testing.strategies import (
     programs,
     tensor_types,
 )
-from shax.types import TensorType
 
 # Derivative rules off by 1e-3 relative where x > 1 (so at one known element), of the
 # wrong sign, and right but written with a primitive whose own derivative is wrong (so

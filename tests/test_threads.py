@@ -19,10 +19,10 @@ import pytest
 
 import shax
 from shax import ShaxError, f32
-from shax.gcpause import collector_paused
-from shax.location import attribute, current_source, restore
+from shax.core.gcpause import collector_paused
+from shax.core.location import attribute, current_source, restore
 from shax.rules.linearize import linearizing, residual
-from shax.tracer import new_trace
+from shax.tracing.tracer import new_trace
 from shax.transforms.cache import StagingCache
 from typeclasses import broadcast, cos, dot, exp, max, min, reduce_sum, reshape, sin, tanh, transpose
 

@@ -57,7 +57,7 @@ def test_grad_of_trace_is_jaxs() -> None:
 def test_a_tracer_still_knows_its_trace() -> None:
     seen: list[Any] = []
     shax.jit(lambda t: seen.append(t.owner) or t)(M)
-    assert isinstance(seen[0], shax.tracer.Trace)
+    assert isinstance(seen[0], shax.tracing.tracer.Trace)
 
 
 def test_same_axes_are_a_shax_error_naming_trace_and_the_line() -> None:

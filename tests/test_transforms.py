@@ -13,7 +13,7 @@ from reverse_mode import CT, DFT_CT, F_X, X, assert_f32_close, inner, medium, re
 
 import shax
 from shax import f32, f64, passes
-from shax.ir import Definition
+from shax.core.ir import Definition
 from shax.testing.numeric import check_directional_derivative
 from shax.testing.strategies import Program, programs
 from typeclasses import cos, dot, exp, reduce_sum, sin, tanh

@@ -26,7 +26,7 @@ from spec import REVERSE_MODE_SPECS
 
 import shax
 from shax import f32, f64
-from shax.ir import Definition, LinearizedDefinition
+from shax.core.ir import Definition, LinearizedDefinition
 from shax.stages import check_types, evaluate_linearized, infer_types, linearize, transpose
 from shax.testing.strategies import Program, programs
 from typeclasses import broadcast, dot_general, pad, reduce_sum, sin, slice

@@ -19,11 +19,11 @@ import shax
 import typeclasses as tc
 from shax import bool_, f32, f64, i32
 from shax import primitives as P
-from shax.checked_numpy import checked_numpy_instance
-from shax.cli import load_function
-from shax.ir import Definition
+from shax.core.ir import Definition
+from shax.core.types import DType, TensorType
 from shax.stages import infer_types
-from shax.types import DType, TensorType
+from shax.tools.cli import load_function
+from shax.tracing.checked_numpy import checked_numpy_instance
 from typeclasses import (
     HNP,
     Floating,

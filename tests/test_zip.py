@@ -26,7 +26,7 @@ from spec import REVERSE_MODE_SPECS
 
 import shax
 from shax import f32, f64
-from shax.ir import LinearizedDefinition
+from shax.core.ir import LinearizedDefinition
 from shax.passes import cleanup
 from shax.primitives import Arg
 from shax.stages import check_types, infer_types, linearize, transpose, zip_definitions

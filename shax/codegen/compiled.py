@@ -30,19 +30,19 @@ import attrs
 import numpy as np
 
 from shax.codegen.generator import generate
-from shax.errors import ShaxError, ShaxTypeError, at
-from shax.evaluate import check_argument
-from shax.gcpause import collector_paused
-from shax.ir import Definition
-from shax.location import current_source
+from shax.core.errors import ShaxError, ShaxTypeError, at
+from shax.core.gcpause import collector_paused
+from shax.core.ir import Definition
+from shax.core.location import current_source
+from shax.core.types import INTEGERS, bool_, f32, f64, fits
+from shax.core.well_typed import is_well_typed
 from shax.stages import check_types, infer_types
-from shax.tracer import Tracer
-from shax.types import INTEGERS, bool_, f32, f64, fits
-from shax.validation import expect_definition
-from shax.well_typed import is_well_typed
+from shax.tracing.evaluate import check_argument
+from shax.tracing.tracer import Tracer
+from shax.tracing.validation import expect_definition
 
 # Generated code is named as a file in the shax package, so that errors raised while it
-# checks its arguments point at the user's line that called it (see shax.location).
+# checks its arguments point at the user's line that called it (see shax.core.location).
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Numbers the generated files, whose names must differ (linecache holds each by its
 # name): a lock, as itertools.count is not documented to be thread-safe.

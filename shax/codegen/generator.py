@@ -38,13 +38,13 @@ import attrs
 import numpy as np
 
 from shax.codegen.chunks import Line, function_sources
-from shax.ir import Binding, Definition, Var, type_of
-from shax.primitive import Arg
+from shax.core.ir import Binding, Definition, Var, type_of
+from shax.core.primitive import Arg
+from shax.core.printing import show_array
+from shax.core.types import DTYPES, TensorType, bool_
+from shax.core.walker import for_each_binding
 from shax.primitives import Broadcast
-from shax.printing import show_array
 from shax.rules.codegen import NAMESPACE, Elementwise, Memory, Operand, Site, codegen_rules, dtype_source, shape_source
-from shax.types import DTYPES, TensorType, bool_
-from shax.walker import for_each_binding
 
 # `x0.dtype is f32` tests against numpy's dtype singletons.
 _DTYPE_GLOBALS = {d: "bool_" if d == bool_ else d.name for d in DTYPES}

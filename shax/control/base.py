@@ -15,9 +15,9 @@ from typing import ClassVar
 
 import attrs
 
-from shax.ir import Definition
-from shax.primitive import Linearity, Primitive
-from shax.printing import show_static
+from shax.core.ir import Definition
+from shax.core.primitive import Linearity, Primitive
+from shax.core.printing import show_static
 
 
 class Control(Primitive):

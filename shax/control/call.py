@@ -32,9 +32,9 @@ import attrs
 
 from shax.control.base import Control
 from shax.control.callees import batched, compiled_fresh, derivative, flops, passed_on, pruned, transposed, wrt
-from shax.evaluate import evaluate
-from shax.ir import Definition, LinearizedDefinition
-from shax.primitive import Primitive
+from shax.core.ir import Definition, LinearizedDefinition
+from shax.core.primitive import Primitive
+from shax.core.types import TensorType
 from shax.rules.batch import batch_rule
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.cost import cost_rule
@@ -42,8 +42,8 @@ from shax.rules.evaluate import eval_rule
 from shax.rules.linearize import PrimalAndTangent, Tangent, Zero, linearize_rule, materialized, residual, zero_rule
 from shax.rules.transpose import transpose_rule
 from shax.rules.types import type_rule
-from shax.tracer import Tracer, apply_all
-from shax.types import TensorType
+from shax.tracing.evaluate import evaluate
+from shax.tracing.tracer import Tracer, apply_all
 
 __all__ = ["Call"]
 

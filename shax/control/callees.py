@@ -4,7 +4,7 @@ call site: its derivative (`derivative`), the transpose of a linear callee
 outputs no caller reads (`pruned`) and its compiled function (`compiled`; a loop body's
 without argument tests, `compiled_body`).
 
-Kept by the callee's identity while it lives (`shax.derived`).
+Kept by the callee's identity while it lives (`shax.core.derived`).
 
 A checkpointed callee (`checkpointed`) has its derivative unzipped by its policy.
 
@@ -27,20 +27,20 @@ from typing import Any
 import attrs
 import numpy as np
 
-from shax import cost
 from shax.codegen import Compiled, compile_definition
-from shax.derived import derived, known, replace
-from shax.ir import Binding, Definition, LinearizedDefinition, Var
+from shax.core.derived import derived, known, replace
+from shax.core.ir import Binding, Definition, LinearizedDefinition, Var
+from shax.core.primitive import Arg
+from shax.core.types import TensorType
+from shax.core.well_typed import mark_well_typed
 from shax.passes import bind_arguments, cleanup
-from shax.primitive import Arg
-from shax.rule_linearity import check_linear_rule
 from shax.stages import batch, check_types, infer_types, linearize, transpose
 from shax.stages.jvp import jvp
 from shax.stages.linearize import definition_of
 from shax.stages.unzip import Policy, unzip
-from shax.tracer import Tracer, lift, new_trace
-from shax.types import TensorType
-from shax.well_typed import mark_well_typed
+from shax.tracing import cost
+from shax.tracing.rule_linearity import check_linear_rule
+from shax.tracing.tracer import Tracer, lift, new_trace
 
 
 def typed(defn: Definition) -> Definition:
@@ -147,8 +147,8 @@ def _batched_cotangents(
     bwd: Definition, in_dims: tuple[int | None, ...], out_dims: tuple[int | None, ...], size: int
 ) -> Definition:
     import typeclasses as tc
-    from shax.evaluate import evaluate
-    from shax.tracing import trace
+    from shax.tracing.evaluate import evaluate
+    from shax.tracing.trace import trace
 
     inner = batched(bwd, in_dims, size)
 
@@ -167,8 +167,8 @@ def custom_vjp_jvp(bwd: Definition, num_residuals: int) -> Definition:
 
 
 def _custom_vjp_jvp(bwd: Definition, num_residuals: int) -> Definition:
-    from shax.evaluate import evaluate
-    from shax.tracing import trace
+    from shax.tracing.evaluate import evaluate
+    from shax.tracing.trace import trace
 
     r = num_residuals
     m = len(bwd.arg_types) - r
@@ -260,5 +260,5 @@ def compiled_body(defn: Definition) -> Compiled:
 
 
 def flops(defn: Definition) -> int:
-    """The flops of one run of `defn` (`shax.cost`)."""
+    """The flops of one run of `defn` (`shax.tracing.cost`)."""
     return derived(defn, "flops", lambda: cost.flops(defn))

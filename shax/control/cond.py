@@ -33,9 +33,9 @@ import typeclasses as tc
 from shax.control.base import Control
 from shax.control.callees import batched, compiled, flops, wrt
 from shax.control.cond_branches import cond_derivative, cond_transposed
-from shax.evaluate import evaluate
-from shax.ir import Definition
-from shax.primitive import Linearity
+from shax.core.ir import Definition
+from shax.core.primitive import Linearity
+from shax.core.types import TensorType
 from shax.rules.batch import batch_rule, batched_at, moveaxis
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.cost import cost_rule
@@ -43,8 +43,8 @@ from shax.rules.evaluate import eval_rule
 from shax.rules.linearize import PrimalAndTangent, Tangent, Zero, linearize_rule, materialized, residual, zero_rule
 from shax.rules.transpose import transpose_rule
 from shax.rules.types import type_rule
-from shax.tracer import Tracer, apply_all
-from shax.types import TensorType
+from shax.tracing.evaluate import evaluate
+from shax.tracing.tracer import Tracer, apply_all
 
 __all__ = ["Cond"]
 

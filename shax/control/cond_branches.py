@@ -21,11 +21,11 @@ import attrs
 import numpy as np
 
 from shax.control.callees import build, derivative, rearranged, transposed, wrt
-from shax.derived import derived
-from shax.evaluate import evaluate
-from shax.ir import Definition
+from shax.core.derived import derived
+from shax.core.ir import Definition
 from shax.passes import cleanup
-from shax.tracer import Tracer
+from shax.tracing.evaluate import evaluate
+from shax.tracing.tracer import Tracer
 
 
 @attrs.frozen

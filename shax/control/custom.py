@@ -35,11 +35,11 @@ import numpy as np
 from shax.control.base import Control
 from shax.control.call import Call, through_derivative
 from shax.control.callees import batched, batched_cotangents, compiled, custom_derivative, custom_vjp_jvp, flops, wrt
-from shax.errors import ShaxError, ShaxTypeError
-from shax.evaluate import evaluate
-from shax.ir import Definition
-from shax.primitive import Linearity, Primitive
-from shax.printing import show_static
+from shax.core.errors import ShaxError, ShaxTypeError
+from shax.core.ir import Definition
+from shax.core.primitive import Linearity, Primitive
+from shax.core.printing import show_static
+from shax.core.types import TensorType
 from shax.rules.batch import batch_rule
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.cost import cost_rule
@@ -56,8 +56,8 @@ from shax.rules.linearize import (
 from shax.rules.transpose import transpose_rule
 from shax.rules.types import type_rule
 from shax.stages.batch import batched_type
-from shax.tracer import Tracer, apply_all
-from shax.types import TensorType
+from shax.tracing.evaluate import evaluate
+from shax.tracing.tracer import Tracer, apply_all
 
 __all__ = ["CustomJVP", "CustomVJP", "CustomVJPLinear", "Rule"]
 

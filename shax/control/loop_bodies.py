@@ -22,14 +22,14 @@ import attrs
 
 import typeclasses as tc
 from shax.control.callees import batched, build, derivative, pruned, rearranged, transposed, without_prints, wrt
-from shax.derived import derived
-from shax.evaluate import evaluate
-from shax.ir import Definition
+from shax.core.derived import derived
+from shax.core.ir import Definition
+from shax.core.primitive import Arg
+from shax.core.types import TensorType, i32
 from shax.passes import cleanup
-from shax.primitive import Arg
 from shax.stages import check_types
-from shax.tracer import Tracer
-from shax.types import TensorType, i32
+from shax.tracing.evaluate import evaluate
+from shax.tracing.tracer import Tracer
 
 
 def floats(types: Sequence[TensorType]) -> list[int]:

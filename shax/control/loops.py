@@ -39,10 +39,10 @@ import numpy as np
 from shax.control.base import Control
 from shax.control.callees import batched, compiled_body, flops, passed_on, pruned
 from shax.control.loop_bodies import scan_derivative, scan_transposed, while_batched, while_jvp
-from shax.errors import ShaxTypeError
-from shax.evaluate import evaluate
-from shax.ir import Definition
-from shax.primitive import Primitive
+from shax.core.errors import ShaxTypeError
+from shax.core.ir import Definition
+from shax.core.primitive import Primitive
+from shax.core.types import TensorType, bool_
 from shax.rules.batch import batch_rule, batched_at, moveaxis
 from shax.rules.codegen import Operand, Site, codegen_rule, dtype_source, shape_source
 from shax.rules.cost import cost_rule
@@ -50,8 +50,8 @@ from shax.rules.evaluate import eval_rule
 from shax.rules.linearize import PrimalAndTangent, Tangent, Zero, linearize_rule, materialized, residual, zero_rule
 from shax.rules.transpose import transpose_rule
 from shax.rules.types import type_rule
-from shax.tracer import Tracer, apply_all
-from shax.types import TensorType, bool_
+from shax.tracing.evaluate import evaluate
+from shax.tracing.tracer import Tracer, apply_all
 
 __all__ = ["Scan", "While"]
 

@@ -19,10 +19,10 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from shax.errors import ShaxError, ShaxValueError, at
+from shax.core.errors import ShaxError, ShaxValueError, at
+from shax.core.ir import Definition
+from shax.core.location import current_source
 from shax.export.rules import ExportRule, export_rule, export_rules  # noqa: F401 - for rule authors
-from shax.ir import Definition
-from shax.location import current_source
 from shax.transforms.jit import Jit, backends
 from shax.transforms.static import Statics
 

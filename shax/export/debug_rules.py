@@ -15,8 +15,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from shax import primitives as P
+from shax.core.types import TensorType
 from shax.export.rules import export_rule
-from shax.types import TensorType
 
 
 # debug_print: jax.debug.callback(show, *operands), its empty result made in JAX

@@ -28,9 +28,9 @@ from jax import lax
 
 from shax import control as C
 from shax import primitives as P
+from shax.core.types import TensorType, i64
 from shax.export.rules import export_rule
 from shax.primitives.gather import Indexing
-from shax.types import TensorType, i64
 
 
 def stretched(x: Any, shape: tuple[int, ...]) -> Any:

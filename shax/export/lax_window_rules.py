@@ -16,8 +16,8 @@ import numpy as np
 from jax import lax
 
 from shax import primitives as P
+from shax.core.types import TensorType
 from shax.export.rules import export_rule
-from shax.types import TensorType
 
 
 def _starts(starts: Any) -> list[Any]:

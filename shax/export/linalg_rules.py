@@ -14,8 +14,8 @@ from typing import Any
 import jax.numpy as jnp
 
 from shax import primitives as P
+from shax.core.types import TensorType
 from shax.export.rules import export_rule
-from shax.types import TensorType
 
 
 @export_rule(P.Inv)

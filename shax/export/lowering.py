@@ -28,15 +28,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from shax.control import callees
-from shax.errors import ShaxError, ShaxTypeError, at
+from shax.core.errors import ShaxError, ShaxTypeError, at
+from shax.core.ir import Binding, Definition, type_of
+from shax.core.location import current_source
+from shax.core.primitive import Arg
+from shax.core.types import TensorType, dtype_of_numpy, f64, fits, i64
+from shax.core.walker import for_each_binding
 from shax.export import debug_rules, lax_rules, lax_window_rules, linalg_rules  # noqa: F401 - register the rules
 from shax.export.rules import export_rules
-from shax.ir import Binding, Definition, type_of
-from shax.location import current_source
-from shax.primitive import Arg
-from shax.types import TensorType, dtype_of_numpy, f64, fits, i64
-from shax.validation import check_types, expect_definition
-from shax.walker import for_each_binding
+from shax.tracing.validation import check_types, expect_definition
 
 WIDE = frozenset({f64, i64})  # the dtypes JAX has only with x64 on
 

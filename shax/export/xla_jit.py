@@ -22,13 +22,14 @@ import jax
 import numpy as np
 
 from shax import passes
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
-from shax.evaluate import evaluate
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.core.ir import Definition
+from shax.core.location import current_source
+from shax.core.pytree import TreeDef, builder, unflatten
+from shax.core.types import TensorType, dtype_of_numpy, fits
 from shax.export.lowering import JaxFunction, exported, x64
-from shax.ir import Definition
-from shax.location import current_source
-from shax.pytree import TreeDef, builder, unflatten
-from shax.tracer import Tracer
+from shax.tracing.evaluate import evaluate
+from shax.tracing.tracer import Tracer
 from shax.transforms.arguments import (
     WeakNumberError,
     abstract_types,
@@ -41,7 +42,6 @@ from shax.transforms.cache import closure_contents, unchanged
 from shax.transforms.jit import Jit
 from shax.transforms.staging import stage
 from shax.transforms.transformed import NUMPY_SCALARS
-from shax.types import TensorType, dtype_of_numpy, fits
 
 
 class XlaJit(Jit):

@@ -30,12 +30,12 @@ import numpy as np
 
 import shax.numpy as snp
 import typeclasses as tc
-from shax.array_subclasses import refuse_array_subclass
-from shax.errors import ShaxTypeError, ShaxValueError, at
-from shax.location import current_source
+from shax.core.array_subclasses import refuse_array_subclass
+from shax.core.errors import ShaxTypeError, ShaxValueError, at
+from shax.core.location import current_source
 from shax.nn import initializers  # noqa: F401 - shax.nn.initializers, a module of this package
 from shax.numpy._reductions import reduction_axes
-from shax.tracer import Tracer
+from shax.tracing.tracer import Tracer
 
 __all__ = [
     "gelu", "log_softmax", "logsumexp", "one_hot", "relu", "sigmoid", "silu", "softmax", "softplus",

@@ -26,7 +26,7 @@ import numpy as np
 
 import shax.numpy as snp
 import shax.random as random
-from shax.errors import ShaxTypeError
+from shax.core.errors import ShaxTypeError
 from shax.random._keys import check_key, check_shape, fail, float_dtype
 
 __all__ = [

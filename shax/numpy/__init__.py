@@ -3,7 +3,7 @@ each function takes numpy values and tracers alike, one private submodule per ar
 numpy values a function returns an `Array` where numpy returns an ndarray: numpy's
 array with JAX's `.at[...]` updates (`_ndarray`), so code written for tracers runs on it.
 
-Each refuses `np.matrix` and masked arrays among its arguments (`shax.array_subclasses`
+Each refuses `np.matrix` and masked arrays among its arguments (`shax.core.array_subclasses`
 says why) by its own name, before it reads them, and reads a JAX array as numpy's."""
 
 import functools
@@ -11,9 +11,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from shax import numpy_dispatch
-from shax.array_subclasses import refuse_array_subclass
-from shax.jax_arrays import from_jax_arguments
+from shax.core.array_subclasses import refuse_array_subclass
+from shax.core.jax_arrays import from_jax_arguments
 from shax.numpy import (
     _arrays,
     _arrays_more,
@@ -81,6 +80,7 @@ from shax.numpy._reductions import *  # noqa: F403
 from shax.numpy._shaping import *  # noqa: F403
 from shax.numpy._static_size import *  # noqa: F403
 from shax.numpy._statistics import *  # noqa: F403
+from shax.tracing import numpy_dispatch
 
 _MODULES = (
     _arrays, _arrays_more, _cumulative, _dtypes, _einsum, _elementwise, _elementwise_more, _indexing, _logic,
@@ -97,7 +97,7 @@ def _refusing_subclasses(function: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(function)
     def checked(*args: Any, **kwargs: Any) -> Any:
         refuse_array_subclass(name, *args, *kwargs.values())
-        if "jax" in sys.modules:  # a JAX array read as numpy's (`shax.jax_arrays`)
+        if "jax" in sys.modules:  # a JAX array read as numpy's (`shax.core.jax_arrays`)
             args = from_jax_arguments(args)
             kwargs = dict(zip(kwargs, from_jax_arguments(tuple(kwargs.values()))))
         return function(*args, **kwargs)
@@ -115,5 +115,5 @@ for _name in linalg.__all__:
     setattr(linalg, _name, _ndarray.returning_arrays(_refusing_subclasses(getattr(linalg, _name))))
 
 # The tracer's numpy methods and numpy's protocols on tracers run these functions
-# (`shax.numpy_dispatch` says why they are registered, not imported).
+# (`shax.tracing.numpy_dispatch` says why they are registered, not imported).
 numpy_dispatch.register_numpy(sys.modules[__name__])

@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.array_subclasses import refuse_array_subclass
-from shax.errors import ShaxTypeError, ShaxValueError, at
-from shax.location import current_source
+from shax.core.array_subclasses import refuse_array_subclass
+from shax.core.errors import ShaxTypeError, ShaxValueError, at
+from shax.core.location import current_source
+from shax.core.types import dtype_of_numpy
 from shax.numpy._options import CASTINGS, ORDERS, one_of, unsupported
-from shax.promotion import boolean_product, common_operands, promoted
-from shax.tracer import Tracer, constant_like
-from shax.types import dtype_of_numpy
+from shax.tracing.promotion import boolean_product, common_operands, promoted
+from shax.tracing.tracer import Tracer, constant_like
 from typeclasses.numpy_instance import NUMPY_TYPES
 
 __all__ = [

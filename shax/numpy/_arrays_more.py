@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxTypeError
+from shax.core.errors import ShaxTypeError
 from shax.numpy._arrays import (
     _fail,
     _int,
@@ -38,7 +38,7 @@ from shax.numpy._reductions import Axis, sum
 from shax.numpy._reductions import max as max_
 from shax.numpy._reductions import min as min_
 from shax.numpy._static_size import where
-from shax.tracer import Tracer
+from shax.tracing.tracer import Tracer
 
 __all__ = [
     "append", "array_equal", "broadcast_arrays", "column_stack", "copy", "diag_indices", "diag_indices_from",

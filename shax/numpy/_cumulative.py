@@ -21,12 +21,12 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxTypeError
+from shax.core.errors import ShaxTypeError
+from shax.core.types import dtype_of_numpy, weak_dtype
 from shax.numpy._arrays import _fail, _int, concatenate, moveaxis, normalize_axis, reshape
 from shax.numpy._elementwise import as_array
 from shax.numpy._options import unsupported
-from shax.tracer import Tracer
-from shax.types import dtype_of_numpy, weak_dtype
+from shax.tracing.tracer import Tracer
 
 __all__ = ["cumprod", "cumsum", "diff"]
 

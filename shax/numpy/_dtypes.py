@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from shax.errors import ShaxTypeError
+from shax.core.errors import ShaxTypeError
 from shax.numpy._arrays import _fail, _shape
-from shax.tracer import Tracer
+from shax.tracing.tracer import Tracer
 
 __all__ = ["broadcast_shapes", "finfo", "iinfo", "issubdtype", "promote_types", "result_type"]
 

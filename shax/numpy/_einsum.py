@@ -29,12 +29,12 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
-from shax.location import current_source
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.core.location import current_source
+from shax.core.types import DType
 from shax.numpy._elementwise import as_array
 from shax.numpy._options import CASTINGS, ORDERS, one_of
-from shax.promotion import common_operands
-from shax.types import DType
+from shax.tracing.promotion import common_operands
 
 __all__ = ["einsum"]
 

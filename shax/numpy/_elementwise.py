@@ -13,13 +13,13 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
-from shax.location import current_source
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
+from shax.core.location import current_source
+from shax.core.types import weak_dtype
 from shax.numpy._arrays import _int
 from shax.numpy._options import ufunc_options, unsupported
-from shax.promotion import common_operands, promoted, ufunc_operands
-from shax.tracer import Tracer
-from shax.types import weak_dtype
+from shax.tracing.promotion import common_operands, promoted, ufunc_operands
+from shax.tracing.tracer import Tracer
 
 __all__ = [
     "abs", "absolute", "add", "arccos", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "clip",

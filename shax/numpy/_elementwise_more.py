@@ -3,7 +3,7 @@ missing names): `log10 log2 exp2 radians degrees deg2rad rad2deg fabs cbrt arcco
 invert isneginf isposinf`, shax's real-only `real imag conj conjugate`, and `polyval`.
 
 On numpy values each is numpy's own ufunc (numpy's rounding, its dtypes); traced, the
-operands are promoted as numpy's ufunc promotes them (`shax.promotion.ufunc_operands`)
+operands are promoted as numpy's ufunc promotes them (`shax.tracing.promotion.ufunc_operands`)
 and the composition runs on them, so its derivative, batching and export are those of
 the functions it is made of (`log2' = 1 / (x ln 2)`, JAX's).
 """
@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxTypeError
+from shax.core.errors import ShaxTypeError
 from shax.numpy._arrays import _fail, zeros_like
 from shax.numpy._elementwise import as_array
 from shax.numpy._options import ufunc_options, unsupported
-from shax.promotion import ufunc_operands
-from shax.tracer import Tracer
+from shax.tracing.promotion import ufunc_operands
+from shax.tracing.tracer import Tracer
 
 __all__ = [
     "arccosh", "cbrt", "conj", "conjugate", "deg2rad", "degrees", "exp2", "fabs", "fmax", "fmin", "imag", "invert",

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.indexing import failed, indices_in
 from shax.numpy._arrays import broadcast_to, moveaxis, normalize_axis, reshape
 from shax.numpy._options import one_of
+from shax.tracing.indexing import failed, indices_in
 
 __all__ = ["argsort", "sort", "take", "take_along_axis"]
 

@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxTypeError
+from shax.core.errors import ShaxTypeError
+from shax.core.types import dtype_of_numpy
 from shax.numpy._arrays import _fail
 from shax.numpy._elementwise import as_array
 from shax.numpy._options import ufunc_options, unsupported
 from shax.numpy._reductions import Axis, _flag, _kept, reduction_axes
-from shax.tracer import Tracer
-from shax.types import dtype_of_numpy
+from shax.tracing.tracer import Tracer
 
 __all__ = [
     "all", "allclose", "any", "count_nonzero", "isclose", "isfinite", "isinf", "isnan", "nan_to_num",

@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxError, ShaxTypeError, named
+from shax.core.errors import ShaxError, ShaxTypeError, named
+from shax.core.types import dtype_of_numpy
 from shax.numpy._arrays import _fail, _int, _numpy, _shape, broadcast_to, moveaxis, normalize_axis, reshape, stack
 from shax.numpy._einsum import _diagonal
 from shax.numpy._elementwise import as_array
 from shax.numpy._options import one_of, unsupported
-from shax.tracer import Tracer
-from shax.types import dtype_of_numpy
+from shax.tracing.tracer import Tracer
 
 __all__ = ["cross", "diag", "diagonal", "empty", "identity", "meshgrid", "trace", "tril", "triu", "vdot"]
 

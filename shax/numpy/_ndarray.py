@@ -15,12 +15,12 @@ from typing import Any, Literal
 import numpy as np
 
 import typeclasses as tc
-from shax.at_updates import IndexUpdates
-from shax.errors import ShaxTypeError, ShaxValueError, at
-from shax.location import current_source
+from shax.core.errors import ShaxTypeError, ShaxValueError, at
+from shax.core.location import current_source
+from shax.core.types import dtype_of_numpy
 from shax.numpy._arrays import _int, reshape, stack
-from shax.tracer import Tracer
-from shax.types import dtype_of_numpy
+from shax.tracing.at_updates import IndexUpdates
+from shax.tracing.tracer import Tracer
 
 __all__ = ["array", "asarray", "ndarray"]
 
@@ -28,7 +28,7 @@ Order = Literal["K", "A", "C", "F"]
 
 
 class Array(np.ndarray):
-    """numpy's ndarray, with `.at` (`shax.indexing`): an update is a new Array, never a
+    """numpy's ndarray, with `.at` (`shax.tracing.indexing`): an update is a new Array, never a
     write into this one."""
 
     @property

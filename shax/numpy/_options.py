@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from shax.errors import ShaxTypeError, ShaxValueError, at
-from shax.location import current_source
+from shax.core.errors import ShaxTypeError, ShaxValueError, at
+from shax.core.location import current_source
 
 CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 ORDERS = ("C", "F", "A", "K")

@@ -22,11 +22,11 @@ from typing import Any, SupportsIndex
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
-from shax.location import current_source
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.core.location import current_source
+from shax.core.types import DType, dtype_of_numpy
 from shax.numpy._elementwise import as_array
 from shax.numpy._options import unsupported
-from shax.types import DType, dtype_of_numpy
 
 __all__ = ["amax", "amin", "argmax", "argmin", "max", "mean", "min", "prod", "std", "sum", "var"]
 

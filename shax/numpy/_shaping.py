@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxTypeError, ShaxValueError
+from shax.core.errors import ShaxTypeError, ShaxValueError
+from shax.core.types import dtype_of_numpy
 from shax.numpy._arrays import _arrays_of, _fail, _int, concatenate, normalize_axis, reshape, split
 from shax.numpy._elementwise import as_array
 from shax.numpy._options import one_of
-from shax.tracer import Tracer
-from shax.types import dtype_of_numpy
+from shax.tracing.tracer import Tracer
 
 __all__ = [
     "astype", "atleast_1d", "atleast_2d", "atleast_3d", "concat", "hstack", "pad", "ravel", "roll", "unstack", "vstack",

@@ -18,13 +18,13 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxTypeError
+from shax.core.errors import ShaxTypeError
 from shax.numpy._arrays import _fail, _int, concatenate, reshape, stack
 from shax.numpy._elementwise import as_array
 from shax.numpy._indexing import sort, take
 from shax.numpy._options import one_of
-from shax.promotion import common_operands
-from shax.tracer import Tracer
+from shax.tracing.promotion import common_operands
+from shax.tracing.tracer import Tracer
 
 __all__ = ["argwhere", "bincount", "nonzero", "searchsorted", "unique", "where"]
 

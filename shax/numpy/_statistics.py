@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxTypeError, ShaxValueError
+from shax.core.errors import ShaxTypeError, ShaxValueError
 from shax.numpy._arrays import _fail, broadcast_to, moveaxis, reshape
 from shax.numpy._elementwise import as_array
 from shax.numpy._indexing import sort, take
 from shax.numpy._options import one_of, unsupported
 from shax.numpy._reductions import _flag, _kept, reduction_axes
-from shax.tracer import Tracer
+from shax.tracing.tracer import Tracer
 
 __all__ = ["percentile", "quantile", "vectorize"]
 

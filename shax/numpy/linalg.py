@@ -21,11 +21,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxTypeError, ShaxValueError, at
-from shax.location import current_source
+from shax.core.errors import ShaxTypeError, ShaxValueError, at
+from shax.core.location import current_source
 from shax.numpy._arrays import _int, moveaxis, normalize_axis
 from shax.numpy._elementwise import as_array
-from shax.tracer import Tracer
+from shax.tracing.tracer import Tracer
 from shax.transforms.custom import custom_jvp
 from typeclasses import linalg
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from shax.errors import ShaxValueError, at
-from shax.location import current_source
+from shax.core.errors import ShaxValueError, at
+from shax.core.location import current_source
 from shax.optimizers.checks import flag, number, rate
 from shax.optimizers.transforms import (
     GradientTransformation,

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from shax.errors import ShaxTypeError, ShaxValueError, at
-from shax.location import current_source
+from shax.core.errors import ShaxTypeError, ShaxValueError, at
+from shax.core.location import current_source
 
 
 def number(what: str, name: str, value: Any) -> float:

@@ -26,11 +26,11 @@ from typing import Any, SupportsFloat
 import attrs
 import numpy as np
 
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
-from shax.location import current_source
-from shax.printing import show_float
-from shax.pytree import flatten, unflatten
-from shax.tracing import check_function
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.core.location import current_source
+from shax.core.printing import show_float
+from shax.core.pytree import flatten, unflatten
+from shax.tracing.trace import check_function
 from shax.transforms import value_and_grad
 
 Log = Callable[[str], Any] | None

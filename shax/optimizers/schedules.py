@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 import shax.numpy as snp
-from shax.errors import ShaxTypeError, ShaxValueError, at
-from shax.location import current_source
+from shax.core.errors import ShaxTypeError, ShaxValueError, at
+from shax.core.location import current_source
 from shax.optimizers.checks import count, number
-from shax.tracer import Tracer
+from shax.tracing.tracer import Tracer
 
 Schedule = Callable[[Any], Any]
 

@@ -21,10 +21,10 @@ import numpy as np
 
 import shax.numpy as snp
 import typeclasses as tc
-from shax.errors import ShaxTypeError, ShaxValueError, at
-from shax.location import current_source
+from shax.core.errors import ShaxTypeError, ShaxValueError, at
+from shax.core.location import current_source
 from shax.optimizers.checks import flag, float_dtype, number, rate
-from shax.tracer import Tracer
+from shax.tracing.tracer import Tracer
 from shax.tree_util import tree_leaves, tree_map, tree_structure
 
 Schedule = Callable[[Any], Any]

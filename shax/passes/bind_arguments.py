@@ -14,14 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
-from shax.evaluate import check_argument
-from shax.ir import Binding, Definition
-from shax.location import current_source
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.core.ir import Binding, Definition
+from shax.core.location import current_source
+from shax.core.well_typed import is_well_typed, mark_well_typed
 from shax.primitives import Arg, Constant
-from shax.tracer import Tracer
-from shax.validation import check_runnable
-from shax.well_typed import is_well_typed, mark_well_typed
+from shax.tracing.evaluate import check_argument
+from shax.tracing.tracer import Tracer
+from shax.tracing.validation import check_runnable
 
 
 def bind_arguments(defn: Definition, values: dict[int, np.ndarray]) -> Definition:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from shax.builder import Builder
-from shax.ir import Binding, Definition, Var, type_of
+from shax.core.builder import Builder
+from shax.core.ir import Binding, Definition, Var, type_of
 from shax.passes.rewrite import emit_typed, keep, reshaped, rewrite
 from shax.primitives import DotGeneral, Transpose
 from shax.primitives.dot import free_axes

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from shax.builder import Builder
-from shax.ir import Binding, Definition, Var
+from shax.core.builder import Builder
+from shax.core.ir import Binding, Definition, Var
+from shax.core.primitive import Primitive
 from shax.passes.rewrite import keep, rewrite
-from shax.primitive import Primitive
 
 
 def cse_key(prim: Primitive, operands: Sequence[int]) -> tuple[Any, ...]:

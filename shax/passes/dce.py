@@ -11,10 +11,10 @@ nothing.
 
 from __future__ import annotations
 
-from shax.ir import Binding, Definition
+from shax.core.ir import Binding, Definition
+from shax.core.primitive import Arg
+from shax.core.well_typed import mark_well_typed
 from shax.passes.rewrite import check_input, keep, walk
-from shax.primitive import Arg
-from shax.well_typed import mark_well_typed
 
 
 def dce(defn: Definition) -> Definition:

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from shax.builder import Builder
-from shax.errors import ShaxError, ShaxTypeError, at
-from shax.ir import Binding, Definition, Var, type_of
+from shax.core.builder import Builder
+from shax.core.errors import ShaxError, ShaxTypeError, at
+from shax.core.ir import Binding, Definition, Var, type_of
+from shax.core.printing import show_binding
 from shax.passes.dce import dce
 from shax.passes.rewrite import keep, keep_one, rewrite
 from shax.primitives import SMALL_CONSTANT, Arg, Broadcast, Constant
-from shax.printing import show_binding
 from shax.rules.evaluate import numpy_rules
 
 

@@ -24,14 +24,14 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from shax.gcpause import collector_paused
-from shax.ir import Binding, Definition, Var
+from shax.core.gcpause import collector_paused
+from shax.core.ir import Binding, Definition, Var
+from shax.core.primitive import Primitive
+from shax.core.types import bool_
+from shax.core.well_typed import is_well_typed, mark_well_typed
 from shax.passes.cse import cse_key
 from shax.passes.rewrite import check_input, keep, walk
-from shax.primitive import Primitive
 from shax.primitives import Add, Div, Mul, Neg, Sub
-from shax.types import bool_
-from shax.well_typed import is_well_typed, mark_well_typed
 
 # The operations that can carry a negated operand (`-u` in, a negated result out or
 # none), by kind.

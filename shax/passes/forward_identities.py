@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from shax.builder import Builder
-from shax.ir import Binding, Definition, Var, type_of
+from shax.core.builder import Builder
+from shax.core.ir import Binding, Definition, Var, type_of
+from shax.core.primitive import Primitive
 from shax.passes.rewrite import keep_one, rewrite
-from shax.primitive import Primitive
 from shax.primitives import Constant
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shax.builder import Builder
-from shax.ir import Binding, Definition, Var
+from shax.core.builder import Builder
+from shax.core.ir import Binding, Definition, Var
+from shax.core.primitive import Arg
+from shax.core.well_typed import mark_well_typed
 from shax.passes.rewrite import check_input
-from shax.primitive import Arg
-from shax.well_typed import mark_well_typed
 
 
 class _Frame:

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from shax.builder import Builder
-from shax.ir import Binding, Definition, Var, type_of
+from shax.core.builder import Builder
+from shax.core.ir import Binding, Definition, Var, type_of
+from shax.core.types import TensorType
 from shax.passes.rewrite import emit_typed, keep, reshaped, rewrite
 from shax.primitives import Add, Broadcast, Constant, ReduceSum, Slice
-from shax.types import TensorType
 
 
 def zeros(builder: Builder, t: TensorType, source: str | None) -> Var:

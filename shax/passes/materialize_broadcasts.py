@@ -9,8 +9,8 @@ forward sweep: linear time.
 
 from __future__ import annotations
 
-from shax.builder import Builder
-from shax.ir import Binding, Definition, Var, type_of
+from shax.core.builder import Builder
+from shax.core.ir import Binding, Definition, Var, type_of
 from shax.passes.rewrite import emit_typed, keep, rewrite
 from shax.primitives import Broadcast
 

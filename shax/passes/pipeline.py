@@ -30,11 +30,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from shax.builder import Builder
-from shax.errors import ShaxTypeError, ShaxValueError, at
-from shax.gcpause import collector_paused
-from shax.ir import Binding, Definition, Var
-from shax.location import current_source
+from shax.core.builder import Builder
+from shax.core.errors import ShaxTypeError, ShaxValueError, at
+from shax.core.gcpause import collector_paused
+from shax.core.ir import Binding, Definition, Var
+from shax.core.location import current_source
+from shax.core.primitive import Arg
+from shax.core.well_typed import mark_well_typed
 from shax.passes.canonicalize_dot_general import canonicalize_dot_general
 from shax.passes.cse import cse, cse_key
 from shax.passes.dce import dce, prune_calls
@@ -45,9 +47,7 @@ from shax.passes.inline import inline
 from shax.passes.lower_reductions import lower_reductions_to_sums_of_slices
 from shax.passes.materialize_broadcasts import materialize_broadcasts
 from shax.passes.rewrite import check_input
-from shax.primitive import Arg
-from shax.validation import expect_definition
-from shax.well_typed import mark_well_typed
+from shax.tracing.validation import expect_definition
 
 Pass = Callable[[Definition], Definition]
 

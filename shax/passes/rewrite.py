@@ -13,17 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from shax.builder import Builder
-from shax.errors import ShaxTypeError, at
-from shax.gcpause import collector_paused
-from shax.ir import Binding, Definition, Var, type_of
-from shax.location import current_source
-from shax.primitive import Primitive
+from shax.core.builder import Builder
+from shax.core.errors import ShaxTypeError, at
+from shax.core.gcpause import collector_paused
+from shax.core.ir import Binding, Definition, Var, type_of
+from shax.core.location import current_source
+from shax.core.primitive import Primitive
+from shax.core.printing import show_binding
+from shax.core.well_typed import is_well_typed, mark_well_typed
 from shax.primitives import Reshape
-from shax.printing import show_binding
 from shax.rules.types import result_type
-from shax.validation import check_types, expect_definition
-from shax.well_typed import is_well_typed, mark_well_typed
+from shax.tracing.validation import check_types, expect_definition
 
 # builder, binding, its operands' output vars -> the output var holding its value (for a
 # `multi_result` primitive, a tuple of them)

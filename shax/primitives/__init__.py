@@ -1,9 +1,9 @@
 """Every built-in primitive of the IR, by family. Importing this declares them all and
-registers their rules. `shax.primitive` says what a primitive is; `shax.extend` how to
+registers their rules. `shax.core.primitive` says what a primitive is; `shax.extend` how to
 declare one of your own. The operations that hold definitions (call, cond, the loops,
 the custom derivatives) are in `shax.control`, a later layer: their rules run stages."""
 
-from shax.primitive import Arg, Linearity, Primitive, all_primitives
+from shax.core.primitive import Arg, Linearity, Primitive, all_primitives
 from shax.primitives import (  # families
     bitwise,
     checkpoint_name,

@@ -17,12 +17,12 @@ import attrs
 import numpy as np
 
 import typeclasses as tc
-from shax.primitive import Linearity, Primitive
+from shax.core.primitive import Linearity, Primitive
+from shax.core.types import INTEGERS, DType, TensorType, bool_, dtype_of_numpy
 from shax.primitives.elementwise import elementwise
 from shax.rules.batch import batch_rule, unary_batch
 from shax.rules.codegen import Elementwise
 from shax.rules.types import type_rule
-from shax.types import INTEGERS, DType, TensorType, bool_, dtype_of_numpy
 from typeclasses.numpy_instance import shift
 
 __all__ = [

@@ -12,18 +12,18 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 import numpy as np
 
-from shax.errors import ShaxTypeError, at
-from shax.location import current_source
-from shax.primitive import Linearity, Primitive
+from shax.core.errors import ShaxTypeError, at
+from shax.core.location import current_source
+from shax.core.primitive import Linearity, Primitive
+from shax.core.types import TensorType
 from shax.rules.batch import batch_rule, unary_batch
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.evaluate import eval_rule, record
 from shax.rules.transpose import Linear, transpose_rule
 from shax.rules.types import type_rule
-from shax.types import TensorType
 
 if TYPE_CHECKING:
-    from shax.tracer import Tracer
+    from shax.tracing.tracer import Tracer
 
 __all__ = ["CheckpointName"]
 

@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, ClassVar
 import attrs
 
 import typeclasses as tc
-from shax.errors import ShaxValueError
-from shax.primitive import Linearity, Primitive, integer
+from shax.core.errors import ShaxValueError
+from shax.core.primitive import Linearity, Primitive, integer
+from shax.core.types import TensorType
 from shax.rules.batch import batch_rule, batched_at, shifted
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.transpose import Linear, transpose_rule
 from shax.rules.types import type_rule
-from shax.types import TensorType
 
 if TYPE_CHECKING:
-    from shax.tracer import Tracer
+    from shax.tracing.tracer import Tracer
 
 __all__ = ["Concatenate"]
 

@@ -8,12 +8,12 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from shax.primitive import Linearity, Primitive
-from shax.printing import SMALL_CONSTANT, show_array
+from shax.core.primitive import Linearity, Primitive
+from shax.core.printing import SMALL_CONSTANT, show_array
+from shax.core.types import TensorType
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.evaluate import eval_rule
 from shax.rules.types import type_rule
-from shax.types import TensorType
 
 __all__ = ["SMALL_CONSTANT", "Constant"]
 

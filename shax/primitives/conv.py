@@ -26,17 +26,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 import typeclasses as tc
-from shax.errors import ShaxValueError
-from shax.primitive import Linearity, Primitive, int_pairs, integer, ints
+from shax.core.errors import ShaxValueError
+from shax.core.primitive import Linearity, Primitive, int_pairs, integer, ints
+from shax.core.types import TensorType, bool_
 from shax.rules.batch import batch_rule
 from shax.rules.cost import cost_rule
 from shax.rules.linearize import Zero, materialized
 from shax.rules.transpose import Linear, transpose_rule
 from shax.rules.types import type_rule
-from shax.types import TensorType, bool_
 
 if TYPE_CHECKING:
-    from shax.tracer import Tracer
+    from shax.tracing.tracer import Tracer
 
 __all__ = ["ConvGeneralDilated", "dilate", "window_counts"]
 

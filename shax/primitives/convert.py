@@ -12,15 +12,15 @@ import attrs
 import numpy as np
 
 import typeclasses as tc
-from shax.primitive import Linearity, Primitive
+from shax.core.primitive import Linearity, Primitive
+from shax.core.types import DType, TensorType, dtype_of_numpy
 from shax.rules.batch import batch_rule, unary_batch
 from shax.rules.linearize import Tangent, Zero, linearize_rule
 from shax.rules.transpose import Linear, transpose_rule
 from shax.rules.types import type_rule
-from shax.types import DType, TensorType, dtype_of_numpy
 
 if TYPE_CHECKING:
-    from shax.tracer import Tracer
+    from shax.tracing.tracer import Tracer
 
 __all__ = ["ConvertElementType"]
 

@@ -25,16 +25,16 @@ import attrs
 import numpy as np
 
 import typeclasses as tc
-from shax.primitive import Linearity, Primitive
+from shax.core.primitive import Linearity, Primitive
+from shax.core.types import TensorType, f32
 from shax.rules.batch import batch_rule, batched_at
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.cost import cost_rule
 from shax.rules.evaluate import eval_rule, record
 from shax.rules.types import type_rule
-from shax.types import TensorType, f32
 
 if TYPE_CHECKING:
-    from shax.tracer import Tracer
+    from shax.tracing.tracer import Tracer
 
 __all__ = ["DebugPrint"]
 

@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 import typeclasses as tc
-from shax.errors import ShaxTypeError, ShaxValueError
-from shax.primitive import Linearity, Primitive, ints
+from shax.core.errors import ShaxTypeError, ShaxValueError
+from shax.core.primitive import Linearity, Primitive, ints
+from shax.core.types import TensorType, bool_
 from shax.rules.batch import batch_rule, batched, shifted
 from shax.rules.codegen import Operand, Site, codegen_rule, reshaped, shape_source
 from shax.rules.cost import cost_rule
 from shax.rules.transpose import Linear, transpose_rule
 from shax.rules.types import type_rule
-from shax.types import TensorType, bool_
 
 if TYPE_CHECKING:
-    from shax.tracer import Tracer
+    from shax.tracing.tracer import Tracer
 
 
 __all__ = ["DotGeneral", "free_axes"]

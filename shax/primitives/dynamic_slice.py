@@ -26,16 +26,16 @@ import attrs
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxValueError
-from shax.primitive import Linearity, Primitive, ints
+from shax.core.errors import ShaxValueError
+from shax.core.primitive import Linearity, Primitive, ints
+from shax.core.types import TensorType, bool_
 from shax.rules.batch import batch_rule, batched, batched_at, moveaxis
 from shax.rules.linearize import Zero
 from shax.rules.transpose import Operand, transpose_rule
 from shax.rules.types import type_rule
-from shax.types import TensorType, bool_
 
 if TYPE_CHECKING:
-    from shax.tracer import Tracer
+    from shax.tracing.tracer import Tracer
 
 __all__ = ["DynamicSlice", "DynamicUpdateSlice"]
 

@@ -31,13 +31,13 @@ from typing import Any, ClassVar
 
 import attrs
 
-from shax.primitive import Linearity, Primitive
+from shax.core.primitive import Linearity, Primitive
+from shax.core.types import DType, TensorType, bool_
 from shax.rules.batch import batch_rule, broadcasting_batch, unary_batch
 from shax.rules.codegen import Elementwise, codegen_rule
 from shax.rules.linearize import Derivative, elementwise_jvp, linearize_rule
 from shax.rules.transpose import elementwise_transpose, transpose_rule
 from shax.rules.types import broadcast_shapes, type_rule
-from shax.types import DType, TensorType, bool_
 
 
 @attrs.frozen

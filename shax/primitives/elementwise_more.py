@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 
 import typeclasses as tc
-from shax.primitive import Linearity
+from shax.core.primitive import Linearity
+from shax.core.types import INTEGERS, bool_
 from shax.primitives.elementwise import elementwise
 from shax.primitives.pointwise import FLOATS, NUMBERS
 from shax.rules.codegen import Elementwise
-from shax.types import INTEGERS, bool_
 from typeclasses.numpy_instance import erf as numpy_erf
 from typeclasses.numpy_instance import quot as numpy_quot
 

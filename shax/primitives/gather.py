@@ -27,17 +27,17 @@ import attrs
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxValueError
-from shax.primitive import Linearity, Primitive, integer
+from shax.core.errors import ShaxValueError
+from shax.core.primitive import Linearity, Primitive, integer
+from shax.core.types import TensorType, bool_, i32
 from shax.rules.batch import batch_rule, batched_at, moveaxis
 from shax.rules.cost import cost_rule
 from shax.rules.linearize import Zero, materialized
 from shax.rules.transpose import Operand, transpose_rule
 from shax.rules.types import type_rule
-from shax.types import TensorType, bool_, i32
 
 if TYPE_CHECKING:
-    from shax.tracer import Tracer
+    from shax.tracing.tracer import Tracer
 
 __all__ = ["Gather", "Scatter", "ScatterAdd"]
 

@@ -27,18 +27,18 @@ import attrs
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxValueError
-from shax.primitive import Linearity, Primitive, integer
+from shax.core.errors import ShaxValueError
+from shax.core.primitive import Linearity, Primitive, integer
+from shax.core.types import TensorType
 from shax.rules.batch import batch_rule, batched, batched_at, moveaxis
 from shax.rules.cost import cost_rule
 from shax.rules.linearize import Tangent, linearize_rule, residual
 from shax.rules.transpose import transpose_rule
 from shax.rules.types import type_rule
-from shax.types import TensorType
 from typeclasses import linalg
 
 if TYPE_CHECKING:
-    from shax.tracer import Tracer
+    from shax.tracing.tracer import Tracer
 
 __all__ = ["Cholesky", "Eigh", "Inv", "LogAbsDet", "Qr", "SignDet", "Solve", "Svd"]
 

@@ -15,18 +15,18 @@ import attrs
 import numpy as np
 
 import typeclasses as tc
-from shax.primitive import Linearity, Primitive
+from shax.core.primitive import Linearity, Primitive
+from shax.core.types import DTYPES, INTEGERS, TensorType, bool_, f32, f64
 from shax.primitives.elementwise import elementwise
 from shax.rules.batch import batch_rule, batched_at
 from shax.rules.codegen import Elementwise, codegen_rule
 from shax.rules.linearize import Tangent, Zero, linearize_rule, residual, zero_of, zero_rule
 from shax.rules.transpose import Operand, transpose_rule
 from shax.rules.types import type_rule
-from shax.types import DTYPES, INTEGERS, TensorType, bool_, f32, f64
 from typeclasses.numpy_instance import logistic as numpy_logistic
 
 if TYPE_CHECKING:
-    from shax.tracer import Tracer
+    from shax.tracing.tracer import Tracer
 
 FLOATS = frozenset({f32, f64})
 NUMBERS = frozenset({f32, f64, *INTEGERS})

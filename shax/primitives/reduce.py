@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 import typeclasses as tc
-from shax.errors import ShaxValueError
-from shax.primitive import Linearity, Primitive, integer, ints
+from shax.core.errors import ShaxValueError
+from shax.core.primitive import Linearity, Primitive, integer, ints
+from shax.core.types import TensorType, bool_, i32
 from shax.rules.batch import batch_rule, batched, shifted
 from shax.rules.cost import cost_rules, per_input_element
 from shax.rules.linearize import Tangent, linearize_rule, residual
 from shax.rules.types import type_rule
-from shax.types import TensorType, bool_, i32
 
 if TYPE_CHECKING:
-    from shax.tracer import Tracer
+    from shax.tracing.tracer import Tracer
 
 __all__ = ["ArgMax", "ArgMin", "ReduceMax", "ReduceMin", "ReduceProd"]
 

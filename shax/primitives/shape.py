@@ -13,18 +13,18 @@ import attrs
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxTypeError, ShaxValueError
-from shax.primitive import Linearity, Primitive, int_pairs, ints, number, sizes
+from shax.core.errors import ShaxTypeError, ShaxValueError
+from shax.core.primitive import Linearity, Primitive, int_pairs, ints, number, sizes
+from shax.core.types import DType, TensorType, bool_, fits
 from shax.rules.batch import batch_rule, batched, moveaxis, shifted
 from shax.rules.codegen import Operand, Site, codegen_rule, dtype_source, reshaped, shape_source
 from shax.rules.cost import cost_rules, per_input_element
 from shax.rules.linearize import Tangent, linearize_rule, zero_of, zero_rule
 from shax.rules.transpose import Linear, transpose_rule, unbroadcast
 from shax.rules.types import type_rule
-from shax.types import DType, TensorType, bool_, fits
 
 if TYPE_CHECKING:
-    from shax.tracer import Tracer
+    from shax.tracing.tracer import Tracer
 
 __all__ = ["Broadcast", "Pad", "ReduceSum", "Reshape", "Slice", "Transpose", "check_permutation"]
 

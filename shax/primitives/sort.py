@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING, ClassVar
 import attrs
 
 import typeclasses as tc
-from shax.errors import ShaxValueError
-from shax.primitive import Linearity, Primitive, integer
+from shax.core.errors import ShaxValueError
+from shax.core.primitive import Linearity, Primitive, integer
+from shax.core.types import TensorType, bool_, i32
 from shax.rules.batch import batch_rule, batched, shifted
 from shax.rules.cost import cost_rule
 from shax.rules.types import type_rule
-from shax.types import TensorType, bool_, i32
 
 if TYPE_CHECKING:
-    from shax.tracer import Tracer
+    from shax.tracing.tracer import Tracer
 
 __all__ = ["ArgSort"]
 

@@ -21,18 +21,18 @@ import attrs
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxValueError
-from shax.primitive import Linearity, Primitive, int_pairs, ints
+from shax.core.errors import ShaxValueError
+from shax.core.primitive import Linearity, Primitive, int_pairs, ints
+from shax.core.types import TensorType, bool_
 from shax.primitives.conv import dilate, window_counts
 from shax.rules.batch import batch_rule, batched
 from shax.rules.cost import cost_rule
 from shax.rules.linearize import Tangent, Zero, linearize_rule, residual
 from shax.rules.transpose import Operand, transpose_rule
 from shax.rules.types import type_rule
-from shax.types import TensorType, bool_
 
 if TYPE_CHECKING:
-    from shax.tracer import Tracer
+    from shax.tracing.tracer import Tracer
 
 __all__ = ["ReduceWindowMax", "ReduceWindowSum"]
 

@@ -23,10 +23,10 @@ import numpy as np
 
 import shax.numpy as snp
 import typeclasses as tc
-from shax.errors import ShaxTypeError
+from shax.core.errors import ShaxTypeError
+from shax.core.types import describe
 from shax.random._keys import U32, check_key, check_shape, fail, float_dtype, random_bits, split, word_pairs
-from shax.tracer import Tracer
-from shax.types import describe
+from shax.tracing.tracer import Tracer
 
 # XLA's ErfInv for f32 (Giles, "Approximating the erfinv function"): w = −log(1 − x²),
 # erfinv x = x · p(w − 2.5) for w < 5, x · q(√w − 3) beyond, p and q of degree 8

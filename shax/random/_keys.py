@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxTypeError, ShaxValueError, at
-from shax.location import current_source
-from shax.tracer import Tracer
-from shax.types import describe
+from shax.core.errors import ShaxTypeError, ShaxValueError, at
+from shax.core.location import current_source
+from shax.core.types import describe
+from shax.tracing.tracer import Tracer
 
 __all__ = ["PRNGKey", "bits", "fold_in", "key", "split"]
 

@@ -20,12 +20,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import typeclasses as tc
-from shax.errors import ShaxError
-from shax.primitive import Primitive
+from shax.core.errors import ShaxError
+from shax.core.primitive import Primitive
 from shax.rules.table import RuleTable
 
 if TYPE_CHECKING:
-    from shax.tracer import Tracer
+    from shax.tracing.tracer import Tracer
 
 
 class BatchRule(Protocol):

@@ -35,9 +35,9 @@ import attrs
 import numpy as np
 
 import typeclasses as tc
-from shax.primitive import Primitive
+from shax.core.primitive import Primitive
+from shax.core.types import DType, TensorType, f32
 from shax.rules.table import RuleTable
-from shax.types import DType, TensorType, f32
 from typeclasses import libm
 from typeclasses.numpy_instance import numpy_instance
 

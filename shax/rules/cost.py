@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from shax.primitive import Primitive
+from shax.core.primitive import Primitive
+from shax.core.types import TensorType
 from shax.rules.table import RuleTable
-from shax.types import TensorType
 
 
 class CostRule(Protocol):

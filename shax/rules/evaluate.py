@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import attrs
 
 import typeclasses as tc
-from shax.primitive import Primitive
+from shax.core.primitive import Primitive
 from shax.rules.table import RuleTable
 from typeclasses.numpy_instance import numpy_instance
 
@@ -63,12 +63,12 @@ def _nothing_traced(prim: Primitive, operands: Sequence[Any], open_trace: bool, 
     return None  # until the tracer is loaded, no value is a tracer and no trace is open
 
 
-# The recorder `record` calls: `shax.tracer`'s, once it is imported (one entry).
+# The recorder `record` calls: `shax.tracing.tracer`'s, once it is imported (one entry).
 _recorders: list[Recorder] = [_nothing_traced]
 
 
 def install_recorder(recorder: Recorder) -> None:
-    """Called by `shax.tracer` as it is imported: how `record` records."""
+    """Called by `shax.tracing.tracer` as it is imported: how `record` records."""
     _recorders[:] = [recorder]
 
 

@@ -36,15 +36,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from shax.errors import ShaxError, ShaxTypeError
-from shax.primitive import Linearity, Primitive
+from shax.core.errors import ShaxError, ShaxTypeError
+from shax.core.primitive import Linearity, Primitive
+from shax.core.types import TensorType
 from shax.rules.table import RuleTable
 from shax.rules.types import result_type
-from shax.types import TensorType
 from typeclasses.operators import Operators
 
 if TYPE_CHECKING:
-    from shax.tracer import Tracer
+    from shax.tracing.tracer import Tracer
 
 
 @attrs.frozen

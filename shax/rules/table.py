@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Generic, TypeVar
 
-from shax.errors import ShaxError, ShaxValueError
-from shax.primitive import Primitive
+from shax.core.errors import ShaxError, ShaxValueError
+from shax.core.primitive import Primitive
 
 R = TypeVar("R")
 

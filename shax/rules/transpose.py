@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 import typeclasses as tc
-from shax.primitive import Primitive
+from shax.core.primitive import Primitive
+from shax.core.types import TensorType
 from shax.rules.linearize import Zero
 from shax.rules.table import RuleTable
-from shax.types import TensorType
 
 if TYPE_CHECKING:
-    from shax.tracer import Tracer
+    from shax.tracing.tracer import Tracer
 
 
 @attrs.frozen

@@ -22,10 +22,10 @@ from typing import Any, Protocol, cast
 
 import numpy as np
 
-from shax.errors import ShaxValueError
-from shax.primitive import Primitive
+from shax.core.errors import ShaxValueError
+from shax.core.primitive import Primitive
+from shax.core.types import TensorType, TooLarge
 from shax.rules.table import RuleTable
-from shax.types import TensorType, TooLarge
 
 
 class TypeRule(Protocol):

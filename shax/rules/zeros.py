@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import typeclasses as tc
-from shax.primitive import DerivedInstance, Primitive, primitive_method
+from shax.core.primitive import DerivedInstance, Primitive, primitive_method
 from shax.rules.linearize import Zero, zero_rules
 
 

@@ -8,7 +8,7 @@ from shax.stages.linearize import evaluate_linearized, linearize
 from shax.stages.transpose import transpose
 from shax.stages.unzip import unzip
 from shax.stages.zip import zip_definitions
-from shax.validation import check_types
+from shax.tracing.validation import check_types
 
 __all__ = [
     "batch",

@@ -25,17 +25,17 @@ from collections.abc import Sequence
 import numpy as np
 
 import typeclasses as tc
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
-from shax.gcpause import collector_paused
-from shax.ir import Binding, Definition, type_of
-from shax.location import current_source
-from shax.primitive import Arg
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.core.gcpause import collector_paused
+from shax.core.ir import Binding, Definition, type_of
+from shax.core.location import current_source
+from shax.core.primitive import Arg
+from shax.core.types import TensorType
+from shax.core.walker import for_each_binding
 from shax.rules.batch import batch_rules, moveaxis
 from shax.stages.linearize import definition_of
-from shax.tracer import Trace, Tracer, emit_all, new_trace
-from shax.types import TensorType
-from shax.validation import check_well_formed
-from shax.walker import for_each_binding
+from shax.tracing.tracer import Trace, Tracer, emit_all, new_trace
+from shax.tracing.validation import check_well_formed
 
 Axes = int | None | Sequence[int | None]
 

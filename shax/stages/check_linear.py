@@ -24,13 +24,13 @@ import enum
 
 import numpy as np
 
-from shax.errors import ShaxError, ShaxTypeError, at
-from shax.ir import Binding, Definition, LinearizedDefinition
-from shax.location import current_source
-from shax.primitive import Arg, Linearity
+from shax.core.errors import ShaxError, ShaxTypeError, at
+from shax.core.ir import Binding, Definition, LinearizedDefinition
+from shax.core.location import current_source
+from shax.core.primitive import Arg, Linearity
+from shax.core.printing import show_binding
 from shax.primitives import Constant
-from shax.printing import show_binding
-from shax.validation import check_well_formed, expect_definition, expect_linearized
+from shax.tracing.validation import check_well_formed, expect_definition, expect_linearized
 
 
 class _Kind(enum.Enum):

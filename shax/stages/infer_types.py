@@ -1,20 +1,20 @@
 """Type inference: untyped Definition -> typed Definition, by the primitives' type rules.
 
 Every binding's var gets the type its rule computes from its operands' types (`arg{k}`
-takes the k-th argument type). `check_types` (in `shax.validation`, which the passes
+takes the k-th argument type). `check_types` (in `shax.tracing.validation`, which the passes
 share) recomputes the types of a typed definition and fails on any annotation that
 disagrees. Errors name the stage, the binding and the user's line that wrote it.
 """
 
 from __future__ import annotations
 
-from shax.errors import ShaxValueError
-from shax.gcpause import collector_paused
-from shax.ir import Binding, Definition, Var
-from shax.types import TensorType
-from shax.validation import binding_types, check_outputs, expect_definition, parts_checked
-from shax.walker import for_each_binding
-from shax.well_typed import mark_well_typed
+from shax.core.errors import ShaxValueError
+from shax.core.gcpause import collector_paused
+from shax.core.ir import Binding, Definition, Var
+from shax.core.types import TensorType
+from shax.core.walker import for_each_binding
+from shax.core.well_typed import mark_well_typed
+from shax.tracing.validation import binding_types, check_outputs, expect_definition, parts_checked
 
 
 @collector_paused()

@@ -19,20 +19,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from shax.builder import Builder
-from shax.errors import ShaxTypeError
-from shax.gcpause import collector_paused
-from shax.ir import Binding, Definition, Var
-from shax.primitive import Arg
+from shax.core.builder import Builder
+from shax.core.errors import ShaxTypeError
+from shax.core.gcpause import collector_paused
+from shax.core.ir import Binding, Definition, Var
+from shax.core.primitive import Arg
+from shax.core.types import TensorType
+from shax.core.walker import for_each_binding
+from shax.core.well_typed import mark_well_typed
 from shax.primitives import Constant
 from shax.rules.linearize import Tangent, Zero, linearizing
-from shax.sharing import recover_sharing
 from shax.stages.linearize import Crossing, checked_wrt, linearize_binding, reachable
-from shax.tracer import Trace, Tracer, new_trace
-from shax.types import TensorType
-from shax.validation import check_well_formed
-from shax.walker import for_each_binding
-from shax.well_typed import mark_well_typed
+from shax.tracing.sharing import recover_sharing
+from shax.tracing.tracer import Trace, Tracer, new_trace
+from shax.tracing.validation import check_well_formed
 
 
 @collector_paused()

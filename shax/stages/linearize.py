@@ -27,21 +27,21 @@ import attrs
 import numpy as np
 
 import shax.rules.zeros  # noqa: F401 - registers the typeclass instance of symbolic zeros
-from shax.builder import Builder
-from shax.errors import ShaxTypeError, ShaxValueError, a_type, at
-from shax.evaluate import evaluate
-from shax.gcpause import collector_paused
-from shax.ir import Binding, Definition, LinearizedDefinition, Var
-from shax.location import current_source
-from shax.primitive import Arg
+from shax.core.builder import Builder
+from shax.core.errors import ShaxTypeError, ShaxValueError, a_type, at
+from shax.core.gcpause import collector_paused
+from shax.core.ir import Binding, Definition, LinearizedDefinition, Var
+from shax.core.location import current_source
+from shax.core.primitive import Arg
+from shax.core.types import TensorType
+from shax.core.walker import for_each_binding
+from shax.core.well_typed import mark_well_typed
 from shax.primitives import Broadcast, Constant
 from shax.rules.linearize import PrimalAndTangent, Tangent, Zero, linearize_rules, linearizing
-from shax.sharing import recover_sharing
-from shax.tracer import Trace, Tracer, cons_key, emit, emit_all, lift, new_trace
-from shax.types import TensorType
-from shax.validation import check_linearized, check_well_formed
-from shax.walker import for_each_binding
-from shax.well_typed import mark_well_typed
+from shax.tracing.evaluate import evaluate
+from shax.tracing.sharing import recover_sharing
+from shax.tracing.tracer import Trace, Tracer, cons_key, emit, emit_all, lift, new_trace
+from shax.tracing.validation import check_linearized, check_well_formed
 
 
 @collector_paused()

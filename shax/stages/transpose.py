@@ -23,19 +23,19 @@ from typing import Any
 
 import numpy as np
 
-from shax.errors import ShaxError, ShaxTypeError
-from shax.gcpause import collector_paused
-from shax.ir import Binding, Definition, LinearizedDefinition, Var, type_of
-from shax.primitive import Arg, Linearity, Primitive
+from shax.core.errors import ShaxError, ShaxTypeError
+from shax.core.gcpause import collector_paused
+from shax.core.ir import Binding, Definition, LinearizedDefinition, Var, type_of
+from shax.core.primitive import Arg, Linearity, Primitive
+from shax.core.types import TensorType
+from shax.core.walker import for_each_binding
+from shax.core.well_typed import mark_well_typed
 from shax.primitives import Constant
 from shax.rules.linearize import linearizing
 from shax.rules.transpose import Linear, check_linear_operands, transpose_rules
 from shax.stages.linearize import definition_of, residuals_marked, zeros_in
-from shax.tracer import Trace, Tracer, emit, emit_all, new_trace
-from shax.types import TensorType
-from shax.validation import check_linearized
-from shax.walker import for_each_binding
-from shax.well_typed import mark_well_typed
+from shax.tracing.tracer import Trace, Tracer, emit, emit_all, new_trace
+from shax.tracing.validation import check_linearized
 
 
 class Kind(enum.Enum):

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from shax.errors import ShaxTypeError, ShaxValueError, at
-from shax.gcpause import collector_paused
-from shax.ir import Binding, Definition, LinearizedDefinition, type_of
-from shax.location import current_source
-from shax.primitive import Arg
+from shax.core.errors import ShaxTypeError, ShaxValueError, at
+from shax.core.gcpause import collector_paused
+from shax.core.ir import Binding, Definition, LinearizedDefinition, type_of
+from shax.core.location import current_source
+from shax.core.primitive import Arg
 from shax.stages.linearize import first_uses, split
-from shax.tracer import Trace, Tracer, emit_all, new_trace
-from shax.validation import check_well_formed
+from shax.tracing.tracer import Trace, Tracer, emit_all, new_trace
+from shax.tracing.validation import check_well_formed
 
 Policy = Callable[..., bool]  # (prim, *operand types) -> whether its value is saved
 

@@ -11,13 +11,13 @@ the default cleanup passes (`shax.passes.cleanup`). One pass over each half: lin
 
 from __future__ import annotations
 
-from shax.builder import Builder
-from shax.gcpause import collector_paused
-from shax.ir import Definition, LinearizedDefinition, Var
+from shax.core.builder import Builder
+from shax.core.gcpause import collector_paused
+from shax.core.ir import Definition, LinearizedDefinition, Var
+from shax.core.primitive import Arg
+from shax.core.well_typed import is_well_typed, mark_well_typed
 from shax.passes import cleanup
-from shax.primitive import Arg
-from shax.validation import check_linearized
-from shax.well_typed import is_well_typed, mark_well_typed
+from shax.tracing.validation import check_linearized
 
 
 @collector_paused()

@@ -34,14 +34,14 @@ from typing import Any
 import attrs
 import numpy as np
 
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
-from shax.location import current_source
-from shax.pytree import flatten, unflatten
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.core.location import current_source
+from shax.core.pytree import flatten, unflatten
+from shax.core.types import f32, f64
 from shax.testing.numeric import RTOL, STEP, TRUST, Estimate, NotSmooth, directional_derivative, unsettled
-from shax.tracing import check_function, function_name
+from shax.tracing.trace import check_function, function_name
 from shax.transforms import jvp, vjp
 from shax.transforms.arguments import abstract_arguments, argument_labels
-from shax.types import f32, f64
 
 MODES = ("fwd", "rev")
 F32_TOL = 2e-4  # of an output's largest derivative: what float32 rounding inside f may cost (measured: below 3e-5)

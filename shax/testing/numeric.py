@@ -29,7 +29,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from shax.errors import ShaxValueError
+from shax.core.errors import ShaxValueError
 
 SHRINK = 1.4  # the step shrinks by this factor per row of the table (Ridders' choice)
 ROWS = 24  # at most this many steps: the last is STEP / SHRINK²³ ≈ STEP / 2300

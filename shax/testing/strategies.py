@@ -84,10 +84,10 @@ from hypothesis.extra import numpy as hnp
 
 import shax
 import shax.numpy as snp
-from shax.errors import ShaxError, ShaxValueError, at
-from shax.location import current_source
+from shax.core.errors import ShaxError, ShaxValueError, at
+from shax.core.location import current_source
+from shax.core.types import DType, TensorType, bool_, f32, f64
 from shax.stages import infer_types
-from shax.types import DType, TensorType, bool_, f32, f64
 from typeclasses import (
     arccos,
     arcsin,

@@ -8,7 +8,7 @@ other arguments if they agree on one, else f32; an int likewise their integer dt
 i32) or a tracer of an
 enclosing transform; anything else is a `ShaxTypeError` naming the leaf
 by its path (`argument 0['w']`), and a dict whose keys cannot be sorted a
-`ShaxValueError` (see `shax.pytree`), each naming the transform.
+`ShaxValueError` (see `shax.core.pytree`), each naming the transform.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
-from shax.jax_arrays import from_jax_arguments
-from shax.location import current_source
-from shax.pytree import TreeDef, flatten, leaf_paths
-from shax.tracer import Tracer
-from shax.types import INTEGERS, DType, TensorType, fits, i32
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.core.jax_arrays import from_jax_arguments
+from shax.core.location import current_source
+from shax.core.pytree import TreeDef, flatten, leaf_paths
+from shax.core.types import INTEGERS, DType, TensorType, fits, i32
+from shax.tracing.tracer import Tracer
 
 
 def leaf_type(value: Any) -> TensorType:

@@ -10,7 +10,7 @@ JAX's options: `argnums=` beside `wrt=` (`shax.transforms.wrt`), and `has_aux=Tr
 (`shax.transforms.aux`): f returns `(out, aux)`, and grad gives `(gradients, aux)`,
 value_and_grad `((value, aux), gradients)`, vjp, jvp and linearize their results then aux.
 
-Arguments are pytrees (see `shax.pytree`) of arrays and numbers; gradients and
+Arguments are pytrees (see `shax.core.pytree`) of arrays and numbers; gradients and
 cotangents have their primal's structure exactly (a dict of one leaf gets a dict, a
 NamedTuple the same NamedTuple, None stays None), and leaves that are not floats (or
 that do not reach the output) get zeros of their type. Values an enclosing transform
@@ -27,12 +27,14 @@ import attrs
 import numpy as np
 
 from shax import passes, stages
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
-from shax.evaluate import check_argument
-from shax.ir import Definition, LinearizedDefinition
-from shax.location import current_source
-from shax.pytree import LEAF, TreeDef, flatten, unflatten
-from shax.tracing import check_function, function_location, function_name
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.core.ir import Definition, LinearizedDefinition
+from shax.core.location import current_source
+from shax.core.pytree import LEAF, TreeDef, flatten, unflatten
+from shax.core.types import TensorType
+from shax.core.well_typed import evolved
+from shax.tracing.evaluate import check_argument
+from shax.tracing.trace import check_function, function_location, function_name
 from shax.transforms.arguments import abstract_arguments, zeros_like
 from shax.transforms.aux import Aux, checked_has_aux, merged, split_aux
 from shax.transforms.cache import cache
@@ -40,8 +42,6 @@ from shax.transforms.program import Program
 from shax.transforms.staging import Staging, stage
 from shax.transforms.transformed import Transformed
 from shax.transforms.wrt import Wrt, checked_choice, leaf_starts, resolve
-from shax.types import TensorType
-from shax.well_typed import evolved
 
 
 @attrs.frozen

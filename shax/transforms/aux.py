@@ -15,13 +15,13 @@ from typing import Any
 import attrs
 
 from shax import passes
-from shax.errors import ShaxTypeError, at
-from shax.evaluate import evaluate
-from shax.ir import Definition
-from shax.location import current_source
-from shax.pytree import TreeDef
+from shax.core.errors import ShaxTypeError, at
+from shax.core.ir import Definition
+from shax.core.location import current_source
+from shax.core.pytree import TreeDef
 from shax.stages.infer_types import infer_types
-from shax.tracing import function_location, function_name, trace_pytree
+from shax.tracing.evaluate import evaluate
+from shax.tracing.trace import function_location, function_name, trace_pytree
 from shax.transforms.staging import Staging
 
 

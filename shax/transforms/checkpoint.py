@@ -15,15 +15,15 @@ from typing import Any
 
 from shax.checkpoint_policies import nothing_saveable
 from shax.control.callees import checkpointed
-from shax.errors import ShaxTypeError, at
-from shax.location import current_source
+from shax.core.errors import ShaxTypeError, at
+from shax.core.location import current_source
+from shax.core.pytree import TreeDef
+from shax.core.types import TensorType
 from shax.primitives.checkpoint_name import CheckpointName
-from shax.pytree import TreeDef
 from shax.stages.unzip import Policy
 from shax.transforms.static import StaticCall, checked_statics
 from shax.transforms.subgraph import Subgraph, _BuiltSubgraph
 from shax.transforms.transformed import check_function
-from shax.types import TensorType
 
 
 def checkpoint_name(x: Any, name: str) -> Any:

@@ -23,15 +23,15 @@ import typeclasses as tc
 from shax.control import Cond
 from shax.control.callees import rearranged
 from shax.control.cond import run_all, taken
-from shax.errors import ShaxError, ShaxTypeError, a_type, at
-from shax.location import current_source
+from shax.core.errors import ShaxError, ShaxTypeError, a_type, at
+from shax.core.location import current_source
+from shax.core.pytree import leaf_paths, unflatten
+from shax.core.types import TensorType, bool_, i32
 from shax.passes import cleanup
-from shax.pytree import leaf_paths, unflatten
-from shax.tracer import Tracer, tracing
-from shax.tracing import check_arity, check_function, function_name
+from shax.tracing.trace import check_arity, check_function, function_name
+from shax.tracing.tracer import Tracer, tracing
 from shax.transforms.arguments import leaf_type, typed_leaves
 from shax.transforms.staging import Staging, stage
-from shax.types import TensorType, bool_, i32
 
 
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:

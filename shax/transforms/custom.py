@@ -28,16 +28,16 @@ import attrs
 import numpy as np
 
 from shax.control.custom import CustomJVP, CustomVJP, Rule
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
-from shax.ir import Definition
-from shax.location import current_source
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
+from shax.core.ir import Definition
+from shax.core.location import current_source
+from shax.core.pytree import TreeDef, flatten, unflatten
+from shax.core.types import TensorType
 from shax.passes import cleanup
-from shax.pytree import TreeDef, flatten, unflatten
-from shax.tracer import Tracer, apply_all
-from shax.tracing import check_arity, check_function, function_location, function_name
+from shax.tracing.trace import check_arity, check_function, function_location, function_name
+from shax.tracing.tracer import Tracer, apply_all
 from shax.transforms.arguments import abstract_arguments
 from shax.transforms.staging import stage
-from shax.types import TensorType
 
 # numpy's integers too, as JAX takes them
 ArgNums = Sequence[SupportsIndex] | SupportsIndex | None

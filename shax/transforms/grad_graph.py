@@ -34,17 +34,17 @@ import attrs
 import numpy as np
 
 from shax.control import Call, callees
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
-from shax.evaluate import evaluate
-from shax.ir import Binding, Definition, LinearizedDefinition, Var
-from shax.location import current_source
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.core.ir import Binding, Definition, LinearizedDefinition, Var
+from shax.core.location import current_source
+from shax.core.printing import called_definitions
+from shax.core.well_typed import mark_well_typed
 from shax.passes import cleanup
 from shax.primitives import Arg
-from shax.printing import called_definitions
 from shax.stages import linearize, transpose
-from shax.tracer import Tracer, apply_all, re_record
+from shax.tracing.evaluate import evaluate
+from shax.tracing.tracer import Tracer, apply_all, re_record
 from shax.transforms.subgraph import CallSiteInfo, position_of, typed_callee
-from shax.well_typed import mark_well_typed
 
 
 class ByIdentity(Mapping[Any, Any]):

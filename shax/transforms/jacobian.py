@@ -24,11 +24,12 @@ import numpy as np
 
 import typeclasses as tc
 from shax import passes
-from shax.errors import ShaxTypeError, at
-from shax.location import current_source
-from shax.pytree import TreeDef, flatten, unflatten
-from shax.tracer import Tracer
-from shax.tracing import check_function, function_location, function_name
+from shax.core.errors import ShaxTypeError, at
+from shax.core.location import current_source
+from shax.core.pytree import TreeDef, flatten, unflatten
+from shax.core.types import TensorType
+from shax.tracing.trace import check_function, function_location, function_name
+from shax.tracing.tracer import Tracer
 from shax.transforms.autodiff import jvp, vjp
 from shax.transforms.aux import checked_has_aux
 from shax.transforms.program import Program
@@ -36,7 +37,6 @@ from shax.transforms.staging import stage
 from shax.transforms.transformed import Transformed
 from shax.transforms.vmap import vmap
 from shax.transforms.wrt import Wrt, checked_choice, leaf_starts, resolve
-from shax.types import TensorType
 
 
 class Jacobian(Transformed):

@@ -25,17 +25,17 @@ from typing import Any
 import attrs
 
 from shax import passes
-from shax.errors import ShaxValueError, at
-from shax.location import current_source
-from shax.pytree import TreeDef, builder, unflatten
-from shax.tracing import check_function
+from shax.core.errors import ShaxValueError, at
+from shax.core.location import current_source
+from shax.core.pytree import TreeDef, builder, unflatten
+from shax.core.types import TensorType
+from shax.tracing.trace import check_function
 from shax.transforms.arguments import abstract_arguments, abstract_types
 from shax.transforms.cache import cache, closure_contents, unchanged
 from shax.transforms.program import Program, out_of_memory
 from shax.transforms.staging import stage
 from shax.transforms.static import StaticCall, Statics, checked_statics
 from shax.transforms.transformed import Transformed, plain_key
-from shax.types import TensorType
 
 
 class Jit(Transformed):

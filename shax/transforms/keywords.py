@@ -12,9 +12,9 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from shax.errors import ShaxTypeError, at
-from shax.location import current_source
-from shax.tracing import function_name
+from shax.core.errors import ShaxTypeError, at
+from shax.core.location import current_source
+from shax.tracing.trace import function_name
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 

@@ -26,16 +26,16 @@ import numpy as np
 from shax.control import Scan, While
 from shax.control.callees import rearranged
 from shax.control.loops import run_all
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, at
-from shax.ir import Definition
-from shax.location import current_source
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.core.ir import Definition
+from shax.core.location import current_source
+from shax.core.pytree import TreeDef, flatten, leaf_paths, unflatten
+from shax.core.types import TensorType, bool_, i32
 from shax.passes import cleanup
-from shax.pytree import TreeDef, flatten, leaf_paths, unflatten
-from shax.tracer import Tracer, tracing
-from shax.tracing import check_arity, check_function, function_name
+from shax.tracing.trace import check_arity, check_function, function_name
+from shax.tracing.tracer import Tracer, tracing
 from shax.transforms.arguments import leaf_type, typed_leaves
 from shax.transforms.staging import Staging, stage
-from shax.types import TensorType, bool_, i32
 
 Label = Callable[[str], str]  # a carry leaf's path -> how errors name it
 

@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 
 from shax.codegen import Compiled, compile_definition
-from shax.errors import ShaxError, ShaxValueError, at
-from shax.evaluate import evaluate
-from shax.ir import Definition
-from shax.location import current_source
+from shax.core.errors import ShaxError, ShaxValueError, at
+from shax.core.ir import Definition
+from shax.core.location import current_source
 from shax.passes.fold_negations import folded
-from shax.tracer import Tracer
+from shax.tracing.evaluate import evaluate
+from shax.tracing.tracer import Tracer
 
 
 class Program:
@@ -56,7 +56,7 @@ class Program:
 
 def out_of_memory(defn: Definition, error: MemoryError) -> ShaxError:
     """numpy's MemoryError running `defn`, as a ShaxValueError at the caller's line: an array
-    within what a type may be (`shax.types.MAX_BYTES`) that this machine cannot allocate."""
+    within what a type may be (`shax.core.types.MAX_BYTES`) that this machine cannot allocate."""
     return at(ShaxValueError(f"{defn.name}: out of memory: numpy: {error}"), current_source())
 
 

@@ -16,14 +16,14 @@ from typing import Any
 import attrs
 import numpy as np
 
-from shax.ir import Definition, LinearizedDefinition
+from shax.core.ir import Definition, LinearizedDefinition
+from shax.core.primitive import Arg
+from shax.core.types import TensorType
 from shax.passes.forward_identities import forwarded, forwarded_results
-from shax.primitive import Arg
 from shax.stages.linearize import linearize
 from shax.transforms.arguments import abstract_types
 from shax.transforms.staging import stage
 from shax.transforms.transformed import check_function
-from shax.types import TensorType
 
 
 @attrs.frozen

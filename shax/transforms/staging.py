@@ -1,5 +1,5 @@
 """Staging a Python function for a transform: `stage` traces it at its arguments' types
-(`shax.tracing.trace_pytree`) and types the definition (`infer_types`), once per types
+(`shax.tracing.trace.trace_pytree`) and types the definition (`infer_types`), once per types
 and tree structure (see `shax.transforms.cache`).
 
 A function that closes over a tracer of an enclosing trace (the outer variable of a
@@ -15,12 +15,12 @@ from typing import Any
 
 import attrs
 
-from shax.ir import Definition
-from shax.pytree import TreeDef, unflatten
+from shax.core.ir import Definition
+from shax.core.pytree import TreeDef, unflatten
+from shax.core.types import TensorType
 from shax.stages.infer_types import infer_types
-from shax.tracer import Tracer
-from shax.tracing import Traced, trace_pytree
-from shax.types import TensorType
+from shax.tracing.trace import Traced, trace_pytree
+from shax.tracing.tracer import Tracer
 
 
 @attrs.frozen

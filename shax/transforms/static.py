@@ -20,9 +20,9 @@ from typing import Any
 import attrs
 import numpy as np
 
-from shax.errors import ShaxTypeError, ShaxValueError, a_type, at
-from shax.location import current_source
-from shax.tracing import function_name
+from shax.core.errors import ShaxTypeError, ShaxValueError, a_type, at
+from shax.core.location import current_source
+from shax.tracing.trace import function_name
 from shax.transforms.keywords import by_position, positional_names
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import typeclasses as tc
-from shax.errors import ShaxError
-from shax.pytree import flatten, unflatten
+from shax.core.errors import ShaxError
+from shax.core.pytree import flatten, unflatten
 
 
 def stop_gradient(x: Any) -> Any:

@@ -21,19 +21,19 @@ from typing import Any
 import attrs
 
 from shax.control import Call
-from shax.errors import ShaxError, ShaxTypeError, ShaxValueError, a_type, at
-from shax.evaluate import check_argument, evaluate
-from shax.ir import Definition, Var
-from shax.location import current_source
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, a_type, at
+from shax.core.ir import Definition, Var
+from shax.core.location import current_source
+from shax.core.pytree import TreeDef, flatten, unflatten
+from shax.core.types import TensorType
 from shax.passes import cleanup
-from shax.pytree import TreeDef, flatten, unflatten
 from shax.stages import check_types
-from shax.tracer import Tracer, apply_all
-from shax.tracing import function_name
+from shax.tracing.evaluate import check_argument, evaluate
+from shax.tracing.trace import function_name
+from shax.tracing.tracer import Tracer, apply_all
+from shax.tracing.validation import expect_definition
 from shax.transforms.staging import stage
 from shax.transforms.transformed import Transformed
-from shax.types import TensorType
-from shax.validation import expect_definition
 
 
 def position_of(what: str, defn: Definition, key: Any, candidates: Sequence[Var | None]) -> int:

@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from shax.gcpause import collector_paused
-from shax.pytree import TreeDef
-from shax.tracing import check_function, function_name
+from shax.core.gcpause import collector_paused
+from shax.core.pytree import TreeDef
+from shax.core.types import TensorType
+from shax.tracing.trace import check_function, function_name
 from shax.transforms.arguments import abstract_arguments
 from shax.transforms.cache import cache, closure_contents, unchanged
 from shax.transforms.keywords import by_position
-from shax.types import TensorType
 
 
 class Transformed:
@@ -74,7 +74,7 @@ class Transformed:
         """What this transform builds of `fn` at these argument types (from the cache)."""
 
         def build() -> tuple[Any, bool]:
-            with collector_paused():  # the stages' objects are not garbage (see shax.gcpause)
+            with collector_paused():  # the stages' objects are not garbage (see shax.core.gcpause)
                 built = self.build(in_tree, types)
             return built, not built.captured
 

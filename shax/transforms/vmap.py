@@ -23,14 +23,14 @@ import attrs
 import numpy as np
 
 from shax import passes, stages
-from shax.errors import ShaxError, ShaxValueError, at
-from shax.location import current_source
-from shax.pytree import REGISTRY, TreeDef, node_parts, same_aux, sorted_keys, unflatten
+from shax.core.errors import ShaxError, ShaxValueError, at
+from shax.core.location import current_source
+from shax.core.pytree import REGISTRY, TreeDef, node_parts, same_aux, sorted_keys, unflatten
+from shax.core.types import TensorType
 from shax.transforms.arguments import argument_labels
 from shax.transforms.program import Program
 from shax.transforms.staging import stage
 from shax.transforms.transformed import Transformed
-from shax.types import TensorType
 
 Axes = Any  # an int, None, or a pytree prefix of them (see the module docstring)
 

@@ -14,11 +14,11 @@ from typing import Any
 import attrs
 import numpy as np
 
-from shax.errors import ShaxTypeError, ShaxValueError, at
-from shax.location import current_source
-from shax.pytree import TreeDef
-from shax.tracing import function_name
-from shax.types import TensorType, describe
+from shax.core.errors import ShaxTypeError, ShaxValueError, at
+from shax.core.location import current_source
+from shax.core.pytree import TreeDef
+from shax.core.types import TensorType, describe
+from shax.tracing.trace import function_name
 
 # An int, a parameter name (wrt only), a tuple (or list) of them, or None (every float parameter).
 Wrt = Any

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 from shax import passes
-from shax.ir import Definition
-from shax.pytree import unflatten
+from shax.core.ir import Definition
+from shax.core.pytree import unflatten
 from shax.stages.infer_types import infer_types
-from shax.tracing import check_function, trace
+from shax.tracing.trace import check_function, trace
 from shax.transforms.arguments import abstract_types
 
 

@@ -1,0 +1,56 @@
+"""What a typed definition costs to run: its flops, by each binding's cost rule
+(`shax.rules.cost`), and the bytes of its values. `shax.stats` reports them.
+
+An operation with several outputs (a call) is several bindings of one group; it runs,
+and its flops count, once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from shax.core.ir import Definition, type_of
+from shax.core.types import TensorType
+from shax.rules.cost import cost_rules
+
+
+def nbytes(t: TensorType) -> int:
+    """The bytes of a value of type `t` (booleans take one byte, as in numpy)."""
+    return t.size * np.dtype(t.dtype.numpy).itemsize
+
+
+def flops(defn: Definition) -> int:
+    """The flops of one run of the typed definition `defn`."""
+    return sum(flops_by_primitive(defn).values())
+
+
+def flops_by_primitive(defn: Definition) -> Counter[str]:
+    """Primitive name -> the flops of `defn`'s bindings of it."""
+    types = {v.id: type_of(v) for b in defn.bindings for v in b.vars}
+    total: Counter[str] = Counter()
+    for b in defn.bindings:
+        out = tuple(types[v.id] for v in b.vars) if b.prim.multi_result else types[b.vars[0].id]
+        # a primitive with no cost rule, written or derived, is "name: no cost rule for this primitive"
+        total[b.prim.name] += cost_rules[b.prim](b.prim, [types[a.id] for a in b.args], out)
+    return total
+
+
+def peak_bytes(defn: Definition) -> int:
+    """The most bytes live at once while `defn` runs its bindings in order: a value is live
+    from its binding to its last use (an output to the end), the arguments throughout."""
+    n = len(defn.bindings)
+    last_use = {a.id: i for i, b in enumerate(defn.bindings) for a in b.args}  # var id -> last reader
+    last_use.update((v.id, n) for v in defn.outputs)
+    live = peak = sum(map(nbytes, defn.arg_types))
+    freed: Counter[int] = Counter()  # binding index -> bytes whose last use it is
+    for i, b in enumerate(defn.bindings):
+        if not b.prim.structural:  # an argument, counted above
+            for var in b.vars:
+                size = nbytes(type_of(var))
+                live += size
+                freed[last_use.get(var.id, i)] += size
+            peak = max(peak, live)
+        live -= freed.pop(i, 0)
+    return peak
