@@ -18,7 +18,7 @@ f32 or f64 tensors of one dtype, broadcast like numpy's; `numpy` must keep their
 (as numpy's ufuncs do) and broadcast like a ufunc. With several operands, `derivative`
 returns the partial derivatives, one per operand: `lambda x, y, out: (dx_part, dy_part)`.
 
-The general path is the one shax's own primitives take (docs/architecture.md walks through
+The general path is the one shax's own primitives take (docs/adding-a-primitive.md walks through
 it): declare the typeclass function (`define_function`), a `Primitive` subclass naming it,
 its `linearity` per operand and its static parameters as attrs fields, and register the
 rules its linearity does not decide, with the decorators below, under the class.

@@ -303,7 +303,7 @@ REFUSED_NAMES: dict[str, tuple[Any, ...] | None] = {
 # numpy's names a tracer uses for something of its own: none (the Trace recording x is `x.owner`).
 CLASHES: set[str] = set()
 
-# Index results are i32, JAX's default int, where numpy's are int64 (docs/architecture.md).
+# Index results are i32, JAX's default int, where numpy's are int64 (docs/conventions.md).
 INDEX_RESULTS = {"argmax", "argmin", "argsort", "nonzero", "searchsorted"}
 
 PUBLIC = sorted(name for name in dir(np.ndarray) if not name.startswith("_"))
