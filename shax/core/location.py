@@ -20,7 +20,8 @@ import typeclasses
 # there, and the user's line is the caller's.
 _INTERNAL_DIRS = tuple(
     os.path.dirname(os.path.abspath(module_file)) + os.sep
-    for module_file in (typeclasses.__file__, os.path.join(os.path.dirname(__file__), "__init__.py"), numpy.__file__)
+    # shax's own directory is this module's folder's parent (shax/core/location.py)
+    for module_file in (typeclasses.__file__, os.path.dirname(os.path.abspath(__file__)), numpy.__file__)
 )
 # Frames from these are library frames too: typeguard's instrumentation, attrs, and
 # contextlib (whose frame runs a stage decorated with `collector_paused`).

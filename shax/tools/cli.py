@@ -57,7 +57,7 @@ def load_function(spec: str) -> Callable[..., Any]:
 
 
 # The demos are the examples of a source checkout (the README installs one, editable).
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DEMOS = ("descent.py", "medium.py")
 
 
