@@ -82,29 +82,18 @@ def _integer_division(function: Callable[[Any, Any], Any]) -> Callable[[Any, Any
     return divide
 
 
+def elementwise_on(name: str, operands: Sequence[Any], out: TensorType) -> Any:
+    """`jax.lax`'s function `name` on the operands broadcast to `out`'s shape: the export of
+    an elementwise primitive whose declaration names it (`export="sin"`)."""
+    return getattr(lax, name)(*(stretched(x, out.shape) for x in operands))
+
+
+# The elementwise primitives whose export is more than a lax function of the same operands.
 ELEMENTWISE: dict[type[P.Primitive], Callable[..., Any]] = {
-    P.Neg: lax.neg, P.Sin: lax.sin, P.Cos: lax.cos, P.Tan: lax.tan, P.Exp: lax.exp, P.Log: lax.log,
-    P.Sqrt: lax.sqrt, P.Tanh: lax.tanh, P.Abs: _abs, P.Signum: lax.sign, P.Log1p: lax.log1p,
-    P.Expm1: lax.expm1, P.Sinh: lax.sinh, P.Cosh: lax.cosh, P.Logistic: lax.logistic, P.Arcsin: lax.asin,
-    P.Arccos: lax.acos, P.Arctan: lax.atan, P.Arcsinh: lax.asinh, P.Arctanh: lax.atanh, P.Erf: lax.erf,
-    P.Floor: lax.floor, P.Ceil: lax.ceil, P.Round: _round, P.LogicalNot: _not,
-    P.Add: lax.add, P.Sub: lax.sub, P.Mul: lax.mul, P.Div: lax.div, P.Pow: lax.pow, P.Min: lax.min,
-    P.Max: lax.max, P.Eq: lax.eq, P.Ne: lax.ne, P.Lt: lax.lt, P.Le: lax.le, P.Gt: lax.gt, P.Ge: lax.ge,
-    P.Arctan2: lax.atan2, P.Rem: _integer_division(lax.rem), P.Quot: _integer_division(lax.div), P.LogicalAnd: _and,
-    P.LogicalOr: _or, P.Select: lax.select,
+    P.Abs: _abs, P.Round: _round, P.LogicalNot: _not, P.LogicalAnd: _and, P.LogicalOr: _or,
+    P.Rem: _integer_division(lax.rem), P.Quot: _integer_division(lax.div), P.Select: lax.select,
 }  # fmt: skip
 for _cls, _function in ELEMENTWISE.items():
-    export_rule(_cls)(_elementwise(_function))
-
-
-# The bits: lax's and, or, xor, not (of booleans too) and shifts, whose amounts XLA reads as
-# unsigned (beyond the width every bit is shifted out, numpy's `shift` as shax runs it).
-BITWISE: dict[type[P.Primitive], Callable[..., Any]] = {
-    P.BitwiseAnd: lax.bitwise_and, P.BitwiseOr: lax.bitwise_or, P.BitwiseXor: lax.bitwise_xor,
-    P.BitwiseNot: lax.bitwise_not, P.ShiftLeft: lax.shift_left, P.ShiftRightLogical: lax.shift_right_logical,
-    P.ShiftRightArithmetic: lax.shift_right_arithmetic,
-}  # fmt: skip
-for _cls, _function in BITWISE.items():
     export_rule(_cls)(_elementwise(_function))
 
 

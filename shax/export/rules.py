@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from shax.core.primitive import Primitive
 from shax.rules.table import RuleTable
 
 
@@ -26,5 +27,21 @@ class ExportRule(Protocol):
     def __call__(self, prim: Any, operands: Sequence[Any], out: Any, /) -> Any: ...
 
 
-export_rules: RuleTable[ExportRule] = RuleTable("export to JAX")
+def _derive(cls: type[Primitive]) -> ExportRule | None:
+    """An elementwise primitive's rule from the `jax.lax` function its declaration names
+    (`export="sin"`): that function on the operands broadcast to the result's shape."""
+    name = getattr(cls, "lax_name", None)
+    return None if name is None else _lax_elementwise(name)
+
+
+def _lax_elementwise(name: str) -> ExportRule:
+    def rule(prim: Any, operands: Sequence[Any], out: Any) -> Any:
+        from shax.export.lax_rules import elementwise_on  # imports jax: only when a program is exported
+
+        return elementwise_on(name, operands, out)
+
+    return rule
+
+
+export_rules: RuleTable[ExportRule] = RuleTable("export to JAX", _derive)
 export_rule = export_rules.register

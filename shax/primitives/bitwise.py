@@ -36,15 +36,35 @@ BITS = frozenset({*INTEGERS, bool_})
 
 # and, or, xor, not: integers and booleans, elementwise; nothing to differentiate
 BitwiseAnd = elementwise(
-    tc.bitwise_and, BITS, Elementwise("np.bitwise_and", "&"), linearity=(Z, Z), name="and", commutative=True
+    tc.bitwise_and,
+    BITS,
+    Elementwise("np.bitwise_and", "&"),
+    linearity=(Z, Z),
+    name="and",
+    commutative=True,
+    export="bitwise_and",
 )
 BitwiseOr = elementwise(
-    tc.bitwise_or, BITS, Elementwise("np.bitwise_or", "|"), linearity=(Z, Z), name="or", commutative=True
+    tc.bitwise_or,
+    BITS,
+    Elementwise("np.bitwise_or", "|"),
+    linearity=(Z, Z),
+    name="or",
+    commutative=True,
+    export="bitwise_or",
 )
 BitwiseXor = elementwise(
-    tc.bitwise_xor, BITS, Elementwise("np.bitwise_xor", "^"), linearity=(Z, Z), name="xor", commutative=True
+    tc.bitwise_xor,
+    BITS,
+    Elementwise("np.bitwise_xor", "^"),
+    linearity=(Z, Z),
+    name="xor",
+    commutative=True,
+    export="bitwise_xor",
 )
-BitwiseNot = elementwise(tc.bitwise_not, BITS, Elementwise("np.invert", "~"), linearity=(Z,), name="not")
+BitwiseNot = elementwise(
+    tc.bitwise_not, BITS, Elementwise("np.invert", "~"), linearity=(Z,), name="not", export="bitwise_not"
+)
 
 
 def _shift_code(kind: str, ufunc: Any) -> Elementwise:
@@ -58,9 +78,13 @@ def _shift_code(kind: str, ufunc: Any) -> Elementwise:
 
 
 # shifts: integers only, of integer values; nothing to differentiate
-ShiftLeft = elementwise(tc.shift_left, INTS, _shift_code("u", np.left_shift), linearity=(Z, Z))
-ShiftRightLogical = elementwise(tc.shift_right_logical, INTS, _shift_code("u", np.right_shift), linearity=(Z, Z))
-ShiftRightArithmetic = elementwise(tc.shift_right_arithmetic, INTS, _shift_code("i", np.right_shift), linearity=(Z, Z))
+ShiftLeft = elementwise(tc.shift_left, INTS, _shift_code("u", np.left_shift), linearity=(Z, Z), export="shift_left")
+ShiftRightLogical = elementwise(
+    tc.shift_right_logical, INTS, _shift_code("u", np.right_shift), linearity=(Z, Z), export="shift_right_logical"
+)
+ShiftRightArithmetic = elementwise(
+    tc.shift_right_arithmetic, INTS, _shift_code("i", np.right_shift), linearity=(Z, Z), export="shift_right_arithmetic"
+)
 
 
 def _dtype(value: Any) -> DType:

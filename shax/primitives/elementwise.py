@@ -16,7 +16,9 @@ every rule its family shares (like JAX's `standard_unop` + `defjvp`):
   written by hand under the declaration;
 - transpose: for an operand it is linear in, the function itself (elementwise, its
   Jacobian is diagonal): (dx + dy)ᵀ ct = (ct, ct), (r · dy)ᵀ ct = r · ct;
-- symbolic zeros: derived from `linearity` (nonlinear by default).
+- symbolic zeros: derived from `linearity` (nonlinear by default);
+- export to XLA: `export`, the name of its `jax.lax` function (`export="sin"`), applied to
+  the operands broadcast to the result's shape.
 
 The class is named after the function (`tc.dot_general` -> `DotGeneral`) and prints
 under `name` (the function's name by default).
@@ -47,6 +49,8 @@ class Pointwise(Primitive):
     accepts: ClassVar[frozenset[DType]]
     result_dtype: ClassVar[DType | None] = None  # None: the operands' dtype
     elementwise: ClassVar[bool] = True
+    # The `jax.lax` function it is (`"sin"`): its export to XLA, on the operands broadcast.
+    lax_name: ClassVar[str | None] = None
 
 
 def _pointwise_type(prim: Pointwise, operands: Sequence[TensorType]) -> TensorType:
@@ -69,6 +73,7 @@ def elementwise(
     result_dtype: DType | None = None,
     commutative: bool = False,
     neutral: tuple[int, tuple[int, ...]] | None = None,
+    export: str | None = None,
     module: str | None = None,
 ) -> type[Pointwise]:
     """Declare the elementwise primitive implementing the typeclass function `function`
@@ -86,6 +91,7 @@ def elementwise(
         "result_dtype": result_dtype,
         "commutative": commutative,
         "neutral": neutral,
+        "lax_name": export,
         "broadcasting": arity > 1,
         "booleans_as_numbers": arity > 1 and bool_ not in accepts,
         "__module__": module or sys._getframe(1).f_globals["__name__"],

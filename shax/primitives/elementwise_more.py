@@ -28,23 +28,36 @@ __all__ = [
 ]  # fmt: skip
 
 # arcsin: d(arcsin x) = dx / √(1 − x²)
-Arcsin = elementwise(tc.arcsin, FLOATS, Elementwise("np.arcsin"), derivative=lambda x, out: 1.0 / tc.sqrt(1.0 - x * x))
+Arcsin = elementwise(
+    tc.arcsin, FLOATS, Elementwise("np.arcsin"), derivative=lambda x, out: 1.0 / tc.sqrt(1.0 - x * x), export="asin"
+)
 # arccos: d(arccos x) = −dx / √(1 − x²)
-Arccos = elementwise(tc.arccos, FLOATS, Elementwise("np.arccos"), derivative=lambda x, out: -1.0 / tc.sqrt(1.0 - x * x))
+Arccos = elementwise(
+    tc.arccos, FLOATS, Elementwise("np.arccos"), derivative=lambda x, out: -1.0 / tc.sqrt(1.0 - x * x), export="acos"
+)
 # arctan: d(arctan x) = dx / (1 + x²)
-Arctan = elementwise(tc.arctan, FLOATS, Elementwise("np.arctan"), derivative=lambda x, out: 1.0 / (1.0 + x * x))
+Arctan = elementwise(
+    tc.arctan, FLOATS, Elementwise("np.arctan"), derivative=lambda x, out: 1.0 / (1.0 + x * x), export="atan"
+)
 # arcsinh: d(arcsinh x) = dx / √(x² + 1)
 Arcsinh = elementwise(
-    tc.arcsinh, FLOATS, Elementwise("np.arcsinh"), derivative=lambda x, out: 1.0 / tc.sqrt(x * x + 1.0)
+    tc.arcsinh,
+    FLOATS,
+    Elementwise("np.arcsinh"),
+    derivative=lambda x, out: 1.0 / tc.sqrt(x * x + 1.0),
+    export="asinh",
 )
 # arctanh: d(arctanh x) = dx / (1 − x²)
-Arctanh = elementwise(tc.arctanh, FLOATS, Elementwise("np.arctanh"), derivative=lambda x, out: 1.0 / (1.0 - x * x))
+Arctanh = elementwise(
+    tc.arctanh, FLOATS, Elementwise("np.arctanh"), derivative=lambda x, out: 1.0 / (1.0 - x * x), export="atanh"
+)
 # arctan2: d arctan2(y, x) = (x · dy − y · dx) / (x² + y²)
 Arctan2 = elementwise(
     tc.arctan2,
     FLOATS,
     Elementwise("np.arctan2"),
     derivative=lambda y, x, out: (x / (x * x + y * y), -y / (x * x + y * y)),
+    export="atan2",
 )
 # rem: x − trunc(x / y) · y, so d rem(x, y) = dx − trunc(x / y) · dy (trunc is piecewise
 # constant); the 1 is spread to the result's shape through `0 · out`. Of integers too (no
@@ -63,10 +76,11 @@ Erf = elementwise(
     FLOATS,
     Elementwise(numpy_erf, ufunc=False),
     derivative=lambda x, out: (2.0 / math.sqrt(math.pi)) * tc.exp(-(x * x)),
+    export="erf",
 )
 # floor, ceil, round: piecewise constant, d ⌊x⌋ = d ⌈x⌉ = d round(x) = 0
-Floor = elementwise(tc.floor, FLOATS, Elementwise("np.floor"), linearity=(Z,))
-Ceil = elementwise(tc.ceil, FLOATS, Elementwise("np.ceil"), linearity=(Z,))
+Floor = elementwise(tc.floor, FLOATS, Elementwise("np.floor"), linearity=(Z,), export="floor")
+Ceil = elementwise(tc.ceil, FLOATS, Elementwise("np.ceil"), linearity=(Z,), export="ceil")
 Round = elementwise(tc.round, FLOATS, Elementwise("np.rint"), linearity=(Z,))
 # The logical functions take and give booleans: nothing to differentiate
 LogicalAnd = elementwise(tc.logical_and, BOOL, Elementwise("np.logical_and"), linearity=(Z, Z), commutative=True)

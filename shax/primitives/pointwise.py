@@ -44,40 +44,60 @@ __all__ = [
 # arrays (it squares for ** 2.0); a float32 number's sin is C's sinf (`typeclasses.libm`).
 
 # negate is linear: d(−x) = −dx
-Neg = elementwise(tc.neg, NUMBERS, Elementwise("np.negative", "-"), linearity=(L,), name="negate")
+Neg = elementwise(tc.neg, NUMBERS, Elementwise("np.negative", "-"), linearity=(L,), name="negate", export="neg")
 # sin: d(sin x) = cos x · dx
-Sin = elementwise(tc.sin, FLOATS, Elementwise("np.sin", float32_scalar="sinf"), derivative=lambda x, out: tc.cos(x))
+Sin = elementwise(
+    tc.sin, FLOATS, Elementwise("np.sin", float32_scalar="sinf"), derivative=lambda x, out: tc.cos(x), export="sin"
+)
 # cos: d(cos x) = −sin x · dx
-Cos = elementwise(tc.cos, FLOATS, Elementwise("np.cos", float32_scalar="cosf"), derivative=lambda x, out: -tc.sin(x))
+Cos = elementwise(
+    tc.cos, FLOATS, Elementwise("np.cos", float32_scalar="cosf"), derivative=lambda x, out: -tc.sin(x), export="cos"
+)
 # tan: d(tan x) = (1 + tan² x) · dx
 Tan = elementwise(
-    tc.tan, FLOATS, Elementwise("np.tan", float32_scalar="tanf"), derivative=lambda x, out: 1.0 + out * out
+    tc.tan,
+    FLOATS,
+    Elementwise("np.tan", float32_scalar="tanf"),
+    derivative=lambda x, out: 1.0 + out * out,
+    export="tan",
 )
 # exp: d(eˣ) = eˣ · dx
-Exp = elementwise(tc.exp, FLOATS, Elementwise("np.exp", float32_scalar="expf"), derivative=lambda x, out: out)
+Exp = elementwise(
+    tc.exp, FLOATS, Elementwise("np.exp", float32_scalar="expf"), derivative=lambda x, out: out, export="exp"
+)
 # log: d(log x) = dx / x (written below: a quotient, not a product)
-Log = elementwise(tc.log, FLOATS, Elementwise("np.log", float32_scalar="logf"))
+Log = elementwise(tc.log, FLOATS, Elementwise("np.log", float32_scalar="logf"), export="log")
 # sqrt: d(√x) = dx / (2 √x) (written below)
-Sqrt = elementwise(tc.sqrt, FLOATS, Elementwise("np.sqrt"))
+Sqrt = elementwise(tc.sqrt, FLOATS, Elementwise("np.sqrt"), export="sqrt")
 # tanh: d(tanh x) = (1 − tanh² x) · dx
 Tanh = elementwise(
-    tc.tanh, FLOATS, Elementwise("np.tanh", float32_scalar="tanhf"), derivative=lambda x, out: 1.0 - out * out
+    tc.tanh,
+    FLOATS,
+    Elementwise("np.tanh", float32_scalar="tanhf"),
+    derivative=lambda x, out: 1.0 - out * out,
+    export="tanh",
 )
 # abs: d|x| = signum x · dx
 Abs = elementwise(tc.abs, NUMBERS, Elementwise("np.abs"), derivative=lambda x, out: tc.signum(x))
 # signum: piecewise constant, d(signum x) = 0
-Signum = elementwise(tc.signum, NUMBERS, Elementwise("np.sign"), linearity=(Z,), name="sign")
+Signum = elementwise(tc.signum, NUMBERS, Elementwise("np.sign"), linearity=(Z,), name="sign", export="sign")
 # log1p: d log(1 + x) = dx / (1 + x)
-Log1p = elementwise(tc.log1p, FLOATS, Elementwise("np.log1p"), derivative=lambda x, out: 1.0 / (1.0 + x))
+Log1p = elementwise(
+    tc.log1p, FLOATS, Elementwise("np.log1p"), derivative=lambda x, out: 1.0 / (1.0 + x), export="log1p"
+)
 # sinh: d sinh x = cosh x · dx; cosh: d cosh x = sinh x · dx (numpy's, accurate near 0,
 # where (eˣ − e⁻ˣ) / 2 loses every digit)
-Sinh = elementwise(tc.sinh, FLOATS, Elementwise("np.sinh"), derivative=lambda x, out: tc.cosh(x))
-Cosh = elementwise(tc.cosh, FLOATS, Elementwise("np.cosh"), derivative=lambda x, out: tc.sinh(x))
+Sinh = elementwise(tc.sinh, FLOATS, Elementwise("np.sinh"), derivative=lambda x, out: tc.cosh(x), export="sinh")
+Cosh = elementwise(tc.cosh, FLOATS, Elementwise("np.cosh"), derivative=lambda x, out: tc.sinh(x), export="cosh")
 # expm1: d(eˣ − 1) = eˣ · dx = (out + 1) · dx
-Expm1 = elementwise(tc.expm1, FLOATS, Elementwise("np.expm1"), derivative=lambda x, out: out + 1.0)
+Expm1 = elementwise(tc.expm1, FLOATS, Elementwise("np.expm1"), derivative=lambda x, out: out + 1.0, export="expm1")
 # logistic: d σ(x) = σ(x) (1 − σ(x)) · dx; compiled code calls the numpy instance's function
 Logistic = elementwise(
-    tc.logistic, FLOATS, Elementwise(numpy_logistic, ufunc=False), derivative=lambda x, out: out * (1.0 - out)
+    tc.logistic,
+    FLOATS,
+    Elementwise(numpy_logistic, ufunc=False),
+    derivative=lambda x, out: out * (1.0 - out),
+    export="logistic",
 )
 
 
@@ -98,14 +118,22 @@ def _sqrt_jvp(prim: Primitive, primals: Sequence[Tracer], tangents: Sequence[Tan
 # Binary: operands broadcast like numpy's.
 
 # add and sub are linear: d(x ± y) = dx ± dy
-Add = elementwise(tc.add, NUMBERS, Elementwise("np.add", "+"), linearity=(L, L), commutative=True, neutral=(0, (0, 1)))
-Sub = elementwise(tc.sub, NUMBERS, Elementwise("np.subtract", "-"), linearity=(L, L), neutral=(0, (1,)))
+Add = elementwise(
+    tc.add, NUMBERS, Elementwise("np.add", "+"), linearity=(L, L), commutative=True, neutral=(0, (0, 1)), export="add"
+)
+Sub = elementwise(tc.sub, NUMBERS, Elementwise("np.subtract", "-"), linearity=(L, L), neutral=(0, (1,)), export="sub")
 # mul is bilinear: d(x·y) = x·dy + dx·y
 Mul = elementwise(
-    tc.mul, NUMBERS, Elementwise("np.multiply", "*"), linearity=(B, B), commutative=True, neutral=(1, (0, 1))
+    tc.mul,
+    NUMBERS,
+    Elementwise("np.multiply", "*"),
+    linearity=(B, B),
+    commutative=True,
+    neutral=(1, (0, 1)),
+    export="mul",
 )
 # div, linear in its numerator: d(x / y) = (dx − (x / y) · dy) / y (written below)
-Div = elementwise(tc.div, FLOATS, Elementwise("np.divide", "/"), linearity=(L, N), neutral=(1, (1,)))
+Div = elementwise(tc.div, FLOATS, Elementwise("np.divide", "/"), linearity=(L, N), neutral=(1, (1,)), export="div")
 
 
 # pow: d(xʸ) = y · xʸ⁻¹ · dx + log x · xʸ · dy, at the edges as JAX's: ∂/∂y is 0 where x = 0
@@ -143,16 +171,22 @@ def _weights(x: Any, y: Any) -> tuple[Any, Any]:
     return tc.select(tc.gt(x, y), one, tie), tc.select(tc.lt(x, y), one, tie)
 
 
-Pow = elementwise(tc.pow, FLOATS, Elementwise("np.power"), derivative=_pow_partials)
-Min = elementwise(tc.min, NUMBERS, Elementwise("np.minimum"), derivative=_min_partials, commutative=True)
-Max = elementwise(tc.max, NUMBERS, Elementwise("np.maximum"), derivative=_max_partials, commutative=True)
+Pow = elementwise(tc.pow, FLOATS, Elementwise("np.power"), derivative=_pow_partials, export="pow")
+Min = elementwise(tc.min, NUMBERS, Elementwise("np.minimum"), derivative=_min_partials, commutative=True, export="min")
+Max = elementwise(tc.max, NUMBERS, Elementwise("np.maximum"), derivative=_max_partials, commutative=True, export="max")
 # The comparisons are piecewise constant: d(x == y) = d(x < y) = 0
-Eq = elementwise(tc.eq, ANY, Elementwise("np.equal", "=="), linearity=(Z, Z), result_dtype=bool_, commutative=True)
-Ne = elementwise(tc.ne, ANY, Elementwise("np.not_equal", "!="), linearity=(Z, Z), result_dtype=bool_, commutative=True)
-Lt = elementwise(tc.lt, NUMBERS, Elementwise("np.less", "<"), linearity=(Z, Z), result_dtype=bool_)
-Le = elementwise(tc.le, NUMBERS, Elementwise("np.less_equal", "<="), linearity=(Z, Z), result_dtype=bool_)
-Gt = elementwise(tc.gt, NUMBERS, Elementwise("np.greater", ">"), linearity=(Z, Z), result_dtype=bool_)
-Ge = elementwise(tc.ge, NUMBERS, Elementwise("np.greater_equal", ">="), linearity=(Z, Z), result_dtype=bool_)
+Eq = elementwise(
+    tc.eq, ANY, Elementwise("np.equal", "=="), linearity=(Z, Z), result_dtype=bool_, commutative=True, export="eq"
+)
+Ne = elementwise(
+    tc.ne, ANY, Elementwise("np.not_equal", "!="), linearity=(Z, Z), result_dtype=bool_, commutative=True, export="ne"
+)
+Lt = elementwise(tc.lt, NUMBERS, Elementwise("np.less", "<"), linearity=(Z, Z), result_dtype=bool_, export="lt")
+Le = elementwise(tc.le, NUMBERS, Elementwise("np.less_equal", "<="), linearity=(Z, Z), result_dtype=bool_, export="le")
+Gt = elementwise(tc.gt, NUMBERS, Elementwise("np.greater", ">"), linearity=(Z, Z), result_dtype=bool_, export="gt")
+Ge = elementwise(
+    tc.ge, NUMBERS, Elementwise("np.greater_equal", ">="), linearity=(Z, Z), result_dtype=bool_, export="ge"
+)
 
 
 # div: d(x / y) = (dx − (x / y) · dy) / y
