@@ -123,7 +123,6 @@ def _call_eval(prim: Call, operands: Sequence[Any]) -> list[Any]:
 def _call_linearize(
     prim: Call, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> PrimalAndTangent:
-
     return through_derivative(derivative(prim.defn), prim.defn, primals, tangents, prim.linear)
 
 
@@ -160,7 +159,6 @@ def _call_zero(prim: Call, operands: Sequence[Any]) -> Any:
 # (call df(dx, a))ᵀ ct = call dft(ct, a): one call for all outputs' cotangents
 @transpose_rule(Call)
 def _call_transpose(prim: Call, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
-
     defn = prim.defn
     t = transposed(defn, prim.linear)
     output_types = defn.output_types()
@@ -174,7 +172,6 @@ def _call_transpose(prim: Call, cts: Sequence[Any], operands: Sequence[Any]) -> 
 def _call_batch(
     prim: Call, operands: Sequence[Tracer], dims: Sequence[int | None]
 ) -> tuple[list[Tracer], list[int | None]]:
-
     size = next(o.type.shape[d] for o, d in zip(operands, dims) if d is not None)
     vdefn = batched(prim.defn, tuple(dims), size)
     results = apply_all(Call(vdefn, prim.linear), *operands)
@@ -185,7 +182,6 @@ def _call_batch(
 # its arguments): the caller neither keeps the operands alive for them nor copies them again.
 @codegen_rule(Call)
 def _call_codegen(prim: Call, site: Site, operands: Sequence[Operand]) -> str:
-
     function = site.constant(compiled_fresh(prim.defn).function)
     site.fresh(False)
     return f"{function}({', '.join(map(str, operands))})"
@@ -194,5 +190,4 @@ def _call_codegen(prim: Call, site: Site, operands: Sequence[Operand]) -> str:
 # call: what the callee computes, its count computed once per callee
 @cost_rule(Call)
 def _call_cost(prim: Call, operands: Sequence[TensorType], out: Any) -> int:
-
     return flops(prim.defn)

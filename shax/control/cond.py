@@ -130,7 +130,6 @@ def _cond_eval(prim: Cond, operands: Sequence[Any]) -> list[Any]:
 def _cond_linearize(
     prim: Cond, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> PrimalAndTangent:
-
     d = cond_derivative(prim.branches)
     forward = apply_all(attrs.evolve(prim, branches=d.forward), *primals)
     values = forward[: prim.num_results]
@@ -153,7 +152,6 @@ def _cond_zero(prim: Cond, operands: Sequence[Any]) -> Any:
 # (cond(i, df…)(dx, a))ᵀ ct = cond(i, dfᵀ…)(ct, a): one cond for all outputs' cotangents
 @transpose_rule(Cond)
 def _cond_transpose(prim: Cond, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
-
     branches = cond_transposed(prim.branches, prim.linear)
     types = prim.branches[0].output_types()
     filled = [materialized(Zero(t)) if ct is None else ct for ct, t in zip(cts, types)]
@@ -168,7 +166,6 @@ def _cond_transpose(prim: Cond, cts: Sequence[Any], operands: Sequence[Any]) -> 
 def _cond_batch(
     prim: Cond, operands: Sequence[Tracer], dims: Sequence[int | None]
 ) -> tuple[list[Tracer], list[int | None]]:
-
     size = next(o.type.shape[d] for o, d in zip(operands, dims) if d is not None)
     args, arg_dims = list(operands[1:]), tuple(dims[1:])
     if dims[0] is None:
@@ -193,7 +190,6 @@ def _cond_batch(
 # codegen: `if i <= 0: f0(x) elif i == 1: f1(x) … else: fn(x)`, each branch compiled once
 @codegen_rule(Cond)
 def _cond_codegen(prim: Cond, site: Site, operands: Sequence[Operand]) -> str:
-
     functions = [site.constant(compiled(b).function) for b in prim.branches]
     s, index = f"s{site.var}", operands[0].expr
     call = ", ".join(str(o) for o in operands[1:])
@@ -209,5 +205,4 @@ def _cond_codegen(prim: Cond, site: Site, operands: Sequence[Operand]) -> str:
 # cond: the costliest branch's flops (which one runs is data)
 @cost_rule(Cond)
 def _cond_cost(prim: Cond, operands: Sequence[TensorType], out: Any) -> int:
-
     return max(flops(b) for b in prim.branches)

@@ -238,7 +238,6 @@ def _custom_vjp_linear_type(prim: CustomVJPLinear, operands: Sequence[TensorType
 # custom_vjp_linear bwd dx r = (bwd(r, ·))ᵀ dx, where bwd is linear in the cotangents
 @eval_rule(CustomVJPLinear)
 def _custom_vjp_linear_eval(prim: CustomVJPLinear, operands: Sequence[Any]) -> list[Any]:
-
     jvp, tangents = forward_tangents(prim, operands)
     return evaluate(jvp, *tangents, *operands[len(prim.floats) :])
 
@@ -293,7 +292,6 @@ def _all_tangents(prim: CustomVJPLinear, jvp: Definition, operands: Sequence[Any
 def _custom_jvp_linearize(
     prim: CustomJVP, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> PrimalAndTangent:
-
     rule = prim.rule
     shown = rule.name if rule.location is None else f"{rule.name} (defined at {rule.location})"
     d = custom_derivative(prim.defn, rule.get(), shown)
@@ -305,7 +303,6 @@ def _custom_jvp_linearize(
 def _custom_vjp_linearize(
     prim: CustomVJP, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> PrimalAndTangent:
-
     fwd = prim.fwd.get()
     forward = apply_all(Call(fwd), *primals)
     values = forward[: prim.num_results]
@@ -322,7 +319,6 @@ def _custom_vjp_linearize(
 # (custom_vjp_linear bwd dx r)ᵀ ct = bwd(r, ct), at the float arguments
 @transpose_rule(CustomVJPLinear)
 def _custom_vjp_linear_transpose(prim: CustomVJPLinear, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
-
     filled = [materialized(Zero(t)) if ct is None else ct for ct, t in zip(cts, prim.output_types)]
     residuals = list(operands[len(prim.floats) :])
     gradients = apply_all(Call(prim.bwd), *residuals, *filled)
@@ -331,7 +327,6 @@ def _custom_vjp_linear_transpose(prim: CustomVJPLinear, cts: Sequence[Any], oper
 
 @batch_rule(CustomJVP)
 def _custom_jvp_batch(prim: CustomJVP, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Any, Any]:
-
     size = _size(operands, dims)
     defn = batched(prim.defn, tuple(dims), size)
     rule = prim.rule.batched((*dims, *dims), size)  # tangents laid out as their primals
@@ -347,7 +342,6 @@ def _at_axis_0(prim: Primitive, operands: Sequence[Tracer]) -> tuple[list[Tracer
 
 @batch_rule(CustomVJP)
 def _custom_vjp_batch(prim: CustomVJP, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Any, Any]:
-
     size = _size(operands, dims)
     defn = batched(prim.defn, tuple(dims), size)
     # The batched fwd and function give the residuals and outputs (so their cotangents) at axis 0.
@@ -360,7 +354,6 @@ def _custom_vjp_batch(prim: CustomVJP, operands: Sequence[Tracer], dims: Sequenc
 def _custom_vjp_linear_batch(
     prim: CustomVJPLinear, operands: Sequence[Tracer], dims: Sequence[int | None]
 ) -> tuple[Any, Any]:
-
     size = _size(operands, dims)
     n = len(prim.floats)
     arguments = len(prim.bwd.outputs)
@@ -384,7 +377,6 @@ def _holding_codegen(prim: CustomJVP | CustomVJP, site: Site, operands: Sequence
 
 @codegen_rule(CustomVJPLinear)
 def _custom_vjp_linear_codegen(prim: CustomVJPLinear, site: Site, operands: Sequence[Operand]) -> str:
-
     jvp = _forward(prim)
     names = [site.constant(t) if not isinstance(t, Operand) else t for t in _all_tangents(prim, jvp, operands)]
     residuals = operands[len(prim.floats) :]
@@ -392,7 +384,6 @@ def _custom_vjp_linear_codegen(prim: CustomVJPLinear, site: Site, operands: Sequ
 
 
 def _call_compiled(defn: Definition, site: Site, operands: Sequence[Operand]) -> str:
-
     function = site.constant(compiled(defn).function)
     return f"{function}({', '.join(map(str, operands))})"
 
@@ -400,12 +391,10 @@ def _call_compiled(defn: Definition, site: Site, operands: Sequence[Operand]) ->
 # what f computes (its rule runs only where a derivative is taken)
 @cost_rule(CustomJVP, CustomVJP)
 def _holding_cost(prim: CustomJVP | CustomVJP, operands: Sequence[TensorType], out: Any) -> int:
-
     return flops(prim.defn)
 
 
 # bwd's, which its forward value (bwd transposed) and its transpose (bwd) both cost
 @cost_rule(CustomVJPLinear)
 def _custom_vjp_linear_cost(prim: CustomVJPLinear, operands: Sequence[TensorType], out: Any) -> int:
-
     return flops(prim.bwd)

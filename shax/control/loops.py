@@ -146,7 +146,6 @@ def run_all(prim: Scan | While, operands: Sequence[Any]) -> list[Any]:
 
 
 def _run_scan(prim: Scan, operands: Sequence[Any]) -> list[Any]:
-
     start = prim.consts + prim.carry
     consts, carry, xs = list(operands[: prim.consts]), list(operands[prim.consts : start]), operands[start:]
     ys = [np.empty((prim.length, *t.shape), t.dtype.numpy) for t in prim.body.output_types()[prim.carry :]]
@@ -159,7 +158,6 @@ def _run_scan(prim: Scan, operands: Sequence[Any]) -> list[Any]:
 
 
 def _run_while(prim: While, operands: Sequence[Any]) -> list[Any]:
-
     consts, carry = list(operands[: prim.consts]), list(operands[prim.consts :])
     while evaluate(prim.cond, *consts, *carry)[0]:
         carry = evaluate(prim.body, *consts, *carry)
@@ -224,7 +222,6 @@ def _float_positions(types: Sequence[TensorType]) -> list[int]:
 def _scan_linearize(
     prim: Scan, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> PrimalAndTangent:
-
     d = scan_derivative(prim.body, prim.consts, prim.carry)
     forward = apply_all(attrs.evolve(prim, body=d.forward), *primals)
     n = prim.num_results
@@ -256,7 +253,6 @@ def _scan_zero(prim: Scan, operands: Sequence[Any]) -> Any:
 # the carry's cotangent runs backwards, the consts' add up, the xs' are stacked
 @transpose_rule(Scan)
 def _scan_transpose(prim: Scan, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
-
     body = prim.body
     tbody = scan_transposed(body, prim.fixed, prim.linear, prim.consts, prim.carry)
     types = body.output_types()
@@ -279,7 +275,6 @@ def _scan_transpose(prim: Scan, cts: Sequence[Any], operands: Sequence[Any]) -> 
 def _while_linearize(
     prim: While, primals: Sequence[Tracer], tangents: Sequence[Tangent], outs: Sequence[Tracer]
 ) -> list[Tangent]:
-
     if not any(o.type.dtype.is_float for o in outs):
         return [Zero(o.type) for o in outs]
     types = prim.body.arg_types
@@ -314,7 +309,6 @@ def _while_transpose(prim: While, cts: Sequence[Any], operands: Sequence[Any]) -
 def _scan_batch(
     prim: Scan, operands: Sequence[Tracer], dims: Sequence[int | None]
 ) -> tuple[list[Tracer], list[int | None]]:
-
     size = next(o.type.shape[d] for o, d in zip(operands, dims) if d is not None)
     start = prim.consts + prim.carry
     consts = list(operands[: prim.consts])
@@ -330,7 +324,6 @@ def _scan_batch(
 def _while_batch(
     prim: While, operands: Sequence[Tracer], dims: Sequence[int | None]
 ) -> tuple[list[Tracer], list[int | None]]:
-
     size = next(o.type.shape[d] for o, d in zip(operands, dims) if d is not None)
     consts = list(operands[: prim.consts])
     carry = [batched_at(x, d, 0, size) for x, d in zip(operands[prim.consts :], dims[prim.consts :])]
@@ -345,7 +338,6 @@ def _while_batch(
 # (a y that is the body's x slice is the xs themselves, a y it returns twice one array)
 @codegen_rule(Scan)
 def _scan_codegen(prim: Scan, site: Site, operands: Sequence[Operand]) -> str:
-
     body = site.constant(compiled_body(prim.body).function)
     s = f"s{site.var}"
     start = prim.consts + prim.carry
@@ -384,7 +376,6 @@ def _scan_codegen(prim: Scan, site: Site, operands: Sequence[Operand]) -> str:
 
 @codegen_rule(While)
 def _while_codegen(prim: While, site: Site, operands: Sequence[Operand]) -> str:
-
     cond, body = site.constant(compiled_body(prim.cond).function), site.constant(compiled_body(prim.body).function)
     s = f"s{site.var}"
     carry = [f"{s}_c{k}" for k in range(len(operands) - prim.consts)]
@@ -402,12 +393,10 @@ def _while_codegen(prim: While, site: Site, operands: Sequence[Operand]) -> str:
 # scan: its body's flops, once per iteration
 @cost_rule(Scan)
 def _scan_cost(prim: Scan, operands: Sequence[TensorType], out: Any) -> int:
-
     return prim.length * flops(prim.body)
 
 
 # while: one iteration's (cond and body): the trip count is data, known only when it runs
 @cost_rule(While)
 def _while_cost(prim: While, operands: Sequence[TensorType], out: Any) -> int:
-
     return flops(prim.cond) + flops(prim.body)
