@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 import typeclasses as tc
-from shax.core.errors import ShaxTypeError
+from shax.core.errors import ShaxTypeError, a_type
 from shax.numpy._arrays import _fail, zeros_like
 from shax.numpy._elementwise import as_array
 from shax.numpy._options import ufunc_options, unsupported
@@ -154,6 +154,9 @@ def polyval(p: Any, x: Any) -> Any:
     p, x = as_array(p, "polyval"), as_array(x, "polyval")
     if not isinstance(p, Tracer) and not isinstance(x, Tracer):
         return _numpy("polyval", np.polyval, p, x)
+    for name, value in (("p", p), ("x", x)):
+        if not isinstance(value, (Tracer, np.ndarray, np.generic, bool, int, float)):
+            raise _fail("polyval", f"{name} must be an array or a number, got {a_type(value)}", ShaxTypeError)
     shape = tuple(tc.shape(p))
     if len(shape) != 1:
         raise _fail("polyval", f"p must be a 1-D array of coefficients, got shape {shape}", ShaxTypeError)
