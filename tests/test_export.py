@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import typeguard
 from hypothesis import given
-from spec import SPECS, Case, Spec
+from spec import SPECS, Spec
 from test_primitives import rng_for
 
 import shax
@@ -32,12 +32,7 @@ jax = pytest.importorskip("jax")
 from shax.export.lowering import x64  # noqa: E402 - after the skip: it imports jax
 
 PRIMITIVES = [p for p in P.all_primitives() if p.__module__.startswith("shax.") and not p.structural]
-CASES = [
-    pytest.param(spec, case, dtype, id=f"{spec.prim.__name__}-{case.label}-{dtype.name}")
-    for spec in SPECS.values()
-    for case in spec.cases
-    for dtype in spec.dtypes
-]
+SPEC_ROWS = [pytest.param(spec, id=spec.prim.__name__) for spec in SPECS.values()]
 
 
 def assert_close(got: Any, expected: Any) -> None:
@@ -63,13 +58,24 @@ def test_every_primitive_has_an_export_rule() -> None:
     assert not missing, f"no export rule for {missing}"
 
 
-@pytest.mark.parametrize(("spec", "case", "dtype"), CASES)
-def test_every_spec_row_exports(spec: Spec, case: Case, dtype: shax.DType) -> None:
-    defn = shax.stages.infer_types(shax.trace(case.apply, *spec.arg_types(case, dtype)))
-    values = spec.sample(case, dtype, rng_for(spec.prim.__name__, case.label, dtype.name))
-    (expected,) = shax.evaluate(defn, *values)
-    (got,) = exported_results(defn, *values)
-    assert_close(got, expected)
+# A primitive's rows (each case in each dtype) in one `jax.jit`: compiling is most of the
+# time, and one compilation of them all takes half as long as one each.
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", SPEC_ROWS)
+def test_every_spec_row_exports(spec: Spec) -> None:
+    rows = [(case, dtype) for case in spec.cases for dtype in spec.dtypes]
+    defns = [shax.stages.infer_types(shax.trace(case.apply, *spec.arg_types(case, dtype))) for case, dtype in rows]
+    values = [spec.sample(case, dtype, rng_for(spec.prim.__name__, case.label, dtype.name)) for case, dtype in rows]
+    exported = [to_jax(defn) for defn in defns]
+    with x64():
+        results = jax.jit(lambda args: [f(*a) for f, a in zip(exported, args)])(values)
+    for (case, dtype), defn, args, (got,) in zip(rows, defns, values, results, strict=True):
+        (expected,) = shax.evaluate(defn, *args)
+        try:
+            assert_close(got, expected)
+        except AssertionError as error:
+            error.add_note(f"spec row {spec.prim.__name__}-{case.label}-{dtype.name}")
+            raise
 
 
 def medium(x0: Any, x8: Any) -> Any:
