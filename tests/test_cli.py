@@ -70,6 +70,7 @@ def test_a_file_that_fails_to_import(capsys: pytest.CaptureFixture[str], tmp_pat
     assert err.startswith("shax: ") and "broken.py" in err
 
 
+@pytest.mark.slow
 def test_the_module_runs_as_a_program() -> None:
     command = [sys.executable, "-m", "shax.tools.cli", "types", "examples/medium.py:medium", "f32[6]", "f32[2,2]"]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)

@@ -12,6 +12,7 @@ from shax.tools.cli import load_function
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
+@pytest.mark.slow
 def test_digits_cnn_learns_the_digits_in_a_few_epochs() -> None:
     pytest.importorskip("sklearn")
     main = load_function(f"{EXAMPLES / 'digits_cnn.py'}:main")

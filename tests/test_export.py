@@ -223,6 +223,7 @@ def test_bad_arguments_are_shax_errors() -> None:
         to_jax(medium)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_the_data_parallel_example_shards_per_example_gradients_over_8_devices() -> None:
     # a process of its own: the example sets XLA's device count before importing JAX
     example = Path(__file__).resolve().parents[1] / "examples" / "data_parallel.py"

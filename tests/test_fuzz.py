@@ -660,7 +660,8 @@ def test_the_good_call_succeeds(entry: str) -> None:
 
 
 # A share of the profile's examples for each of the many entry points (ci: 13 each, the
-# whole test in about 15 s).
+# whole test about 30 s of CPU, most of it hypothesis drawing the bad values: slow).
+@pytest.mark.slow
 @pytest.mark.parametrize("entry", sorted(ENTRY_POINTS))
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's, on extreme values (exp overflowing): its own way
 @settings(max_examples=max(1, settings.default.max_examples // 3))

@@ -82,6 +82,7 @@ def chromium() -> str:
     pytest.skip("no Chromium on this machine (.ci/run installs Debian's chromium)")
 
 
+@pytest.mark.slow
 def test_a_click_in_chromium_highlights_the_bindings_provenance(tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api", reason="the test extra brings playwright")
     page_file = tmp_path / "medium.html"

@@ -154,6 +154,7 @@ def wide(x: Any, w: Any) -> Any:
     return jnp.sum(k) + jnp.sum(jnp.transpose(h)[1:, :])
 
 
+@pytest.mark.slow
 def test_every_true_binding_of_every_rule_is_accepted(browser: Any, tmp_path: Path) -> None:
     e = medium()
     found = rules(e)

@@ -71,6 +71,7 @@ def test_a_large_programs_picture_stays_small() -> None:
     assert len(svg) < 60_000
 
 
+@pytest.mark.slow
 def test_the_page_shows_the_picture_in_chromium(tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api", reason="the test extra brings playwright")
     found = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)

@@ -321,6 +321,7 @@ def quickstart_mlp(jax: Any, jnp: Any, lax: Any, random: Any) -> Any:
     return params, jnp.stack(losses), predicted.astype(jnp.int32), targets
 
 
+@pytest.mark.slow
 def test_quickstart_mlp_is_jaxs_in_float32(x32: None) -> None:
     _same(quickstart_mlp, rtol=1e-5, atol=1e-6)
 

@@ -35,6 +35,7 @@ def runnable(block: str) -> bool:
     return "import jax" not in block or importlib.util.find_spec("jax") is not None
 
 
+@pytest.mark.slow
 def test_every_readme_example_runs_on_its_own() -> None:
     # All at once: each is a Python process of its own.
     runs = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 import typeguard
 
 import shax
@@ -49,6 +50,7 @@ def long_chain(x):
 
 # typeguard's instrumentation (the pytest plugin) costs about 8x per call, which at
 # 100,000 operations is most of a minute; this test is about shax's own complexity.
+@pytest.mark.slow
 @typeguard.suppress_type_checks
 def test_a_hundred_thousand_operations() -> None:
     defn = shax.trace(long_chain, f64[()])
