@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import typeguard
 
 import shax
 import shax.numpy as jnp
@@ -113,6 +114,9 @@ def test_a_notebook_cells_line_shows_as_the_cell(monkeypatch: pytest.MonkeyPatch
     )
 
 
+# A page's size is this test's subject, not annotations: typeguard's plugin would make
+# its 750 bindings' trip through every stage take half a minute.
+@typeguard.suppress_type_checks
 def test_a_large_page_holds_a_few_dozen_bytes_per_binding() -> None:
     e = shax.explain(chain, f32[3])
     page = e.to_html()

@@ -35,7 +35,7 @@ def test_the_readme_runs_every_test_and_ci_adds_a_typeguard_pass() -> None:
     assert install.startswith("pip install") and test.startswith("python -m pytest"), (install, test)
     assert " -m " not in test[len("python -m ") :] and "typeguard" not in test, f"every test, without typeguard: {test}"
     typeguard = readme_command("typeguard")
-    assert typeguard[:3] == ["python", "-m", "pytest"]
+    assert typeguard[:4] == ["HYPOTHESIS_PROFILE=quick", "python", "-m", "pytest"], typeguard
     assert typeguard[typeguard.index("-m", 3) + 1] == "not slow"
     assert "--typeguard-packages=shax,typeclasses" in typeguard
     assert "--typeguard-collection-check-strategy=ALL_ITEMS" in typeguard
