@@ -155,7 +155,9 @@ def polyval(p: Any, x: Any) -> Any:
     if not isinstance(p, Tracer) and not isinstance(x, Tracer):
         return _numpy("polyval", np.polyval, p, x)
     for name, value in (("p", p), ("x", x)):
-        if not isinstance(value, (Tracer, np.ndarray, np.generic, bool, int, float)):
+        # an object array (of None, say) would reach `y * x` and fail there, as Python's TypeError
+        numeric = isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf"
+        if not (numeric or isinstance(value, (Tracer, bool, int, float))):
             raise _fail("polyval", f"{name} must be an array or a number, got {a_type(value)}", ShaxTypeError)
     shape = tuple(tc.shape(p))
     if len(shape) != 1:
