@@ -182,14 +182,19 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
         a, axis = reshape(a, -1), 0
     shape = list(tc.shape(a))
     k = normalize_axis("repeat", axis, len(shape))
-    if isinstance(repeats, (tuple, list, np.ndarray)) and np.ndim(repeats) > 0 and np.size(repeats) != 1:
-        counts = np.asarray(repeats)
+    if isinstance(repeats, (tuple, list)):
+        try:
+            repeats = np.asarray(repeats)
+        except ValueError:  # ragged: numpy reads no array of it
+            raise _fail("repeat", f"needs an int count, or one per element of axis {k}, got {repeats!r}") from None
+    if isinstance(repeats, np.ndarray) and repeats.ndim > 0 and repeats.size != 1:
+        counts = repeats
         if counts.dtype.kind not in "iu" or counts.shape != (shape[k],) or (counts < 0).any():
             message = f"needs one non-negative int count per element of axis {k} (size {shape[k]}), got {repeats!r}"
             raise _fail("repeat", message)
         return tc.gather(a, np.repeat(np.arange(shape[k], dtype=np.int32), counts), k, 0)
-    if isinstance(repeats, (tuple, list, np.ndarray)):
-        repeats = np.reshape(repeats, -1)[0] if np.size(repeats) == 1 else repeats
+    if isinstance(repeats, np.ndarray):
+        repeats = repeats.reshape(-1)[0] if repeats.size == 1 else repeats
     r = _int("repeat", repeats, "the repetition count")
     if r < 0:
         raise _fail("repeat", f"the repetition count must be at least 0, got {r}")
