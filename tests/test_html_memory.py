@@ -15,8 +15,8 @@ import shax
 import shax.numpy as jnp
 from shax import f32
 from shax.tools.cli import load_function
-from shax.tools.memory import BARS, POINTS, live_bytes, memory_svg, timeline
-from shax.tracing.cost import peak_bytes
+from shax.tools.memory import BARS, POINTS, memory_svg, timeline
+from shax.tracing.cost import live_bytes, peak_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 MEDIUM = str(ROOT / "examples" / "medium.py") + ":medium"

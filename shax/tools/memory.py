@@ -13,14 +13,13 @@ residuals are the backward program's arguments. So the highest point of the time
 from __future__ import annotations
 
 import html
-from collections import Counter
 from typing import TYPE_CHECKING
 
 import attrs
 
-from shax.core.ir import Definition, LinearizedDefinition, type_of
+from shax.core.ir import LinearizedDefinition
 from shax.primitives import Arg
-from shax.tracing.cost import nbytes
+from shax.tracing.cost import live_bytes, nbytes
 
 if TYPE_CHECKING:
     from shax.tools.explain import Explanation
@@ -47,26 +46,6 @@ class Timeline:
     def peak(self) -> int:
         """The step where the most bytes are live (the first such)."""
         return max(range(len(self.live)), key=self.live.__getitem__)
-
-
-def live_bytes(defn: Definition, held: int = 0) -> list[int]:
-    """The bytes live after each binding of `defn` runs, `held` more held by its caller; as
-    `cost.peak_bytes` counts them (its maximum is theirs)."""
-    n = len(defn.bindings)
-    last_use = {a.id: i for i, b in enumerate(defn.bindings) for a in b.args}  # var id -> last reader
-    last_use.update((v.id, n) for v in defn.outputs)
-    live = held + sum(map(nbytes, defn.arg_types))
-    freed: Counter[int] = Counter()  # binding index -> bytes whose last use it is
-    timeline = []
-    for i, b in enumerate(defn.bindings):
-        if not b.prim.structural:  # an argument, counted above
-            for var in b.vars:
-                size = nbytes(type_of(var))
-                live += size
-                freed[last_use.get(var.id, i)] += size
-        timeline.append(live)  # the peak is reached before the values last used here are freed
-        live -= freed.pop(i, 0)
-    return timeline
 
 
 def timeline(lin: LinearizedDefinition) -> Timeline:

@@ -40,17 +40,25 @@ def flops_by_primitive(defn: Definition) -> Counter[str]:
 def peak_bytes(defn: Definition) -> int:
     """The most bytes live at once while `defn` runs its bindings in order: a value is live
     from its binding to its last use (an output to the end), the arguments throughout."""
+    return max([sum(map(nbytes, defn.arg_types)), *live_bytes(defn)])
+
+
+def live_bytes(defn: Definition, held: int = 0) -> list[int]:
+    """The bytes live as each binding of `defn` runs (before the values it reads last are
+    freed), `held` more held by its caller: the arguments throughout, each value from its
+    binding to its last use (an output to the end)."""
     n = len(defn.bindings)
     last_use = {a.id: i for i, b in enumerate(defn.bindings) for a in b.args}  # var id -> last reader
     last_use.update((v.id, n) for v in defn.outputs)
-    live = peak = sum(map(nbytes, defn.arg_types))
+    live = held + sum(map(nbytes, defn.arg_types))
     freed: Counter[int] = Counter()  # binding index -> bytes whose last use it is
+    timeline = []
     for i, b in enumerate(defn.bindings):
         if not b.prim.structural:  # an argument, counted above
             for var in b.vars:
                 size = nbytes(type_of(var))
                 live += size
                 freed[last_use.get(var.id, i)] += size
-            peak = max(peak, live)
+        timeline.append(live)
         live -= freed.pop(i, 0)
-    return peak
+    return timeline
