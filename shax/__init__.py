@@ -31,7 +31,6 @@ from shax.core import typeclass_errors as _typeclass_errors  # noqa: F401 - type
 from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError
 from shax.core.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.core.types import DType, TensorType, bool_, f32, f64, i32, i64, u8, u32
-from shax.tools import cli as _tools_cli
 from shax.tools import plot as _tools_plot
 from shax.tools.diff import Diff, diff
 from shax.tools.exercise import Exercise
@@ -69,12 +68,13 @@ from shax.transforms.cond import cond, switch
 from shax.transforms.loops import fori_loop, scan, while_loop
 from shax.transforms.saved_residuals import saved_residuals
 
-# The paths of the flat layout before the layered folders, still importable: the README
-# and docs named `from shax.cli import load_function`, `from shax.plot import ...`, and
-# the IR's modules (`from shax.ir import Definition`). None of these names is a function
-# of shax's (`shax.evaluate`, `shax.explain` and `shax.stats` are, so their modules moved).
+# The paths of the flat layout before the layered folders, still importable: the examples
+# and docs named `from shax.plot import ...` and the IR's modules (`from shax.ir import
+# Definition`). Not the CLI's: `python -m shax.tools.cli` runs it as a program, which
+# must not be imported first. None of these names is a function of shax's
+# (`shax.evaluate`, `shax.explain` and `shax.stats` are, so their old paths are gone).
 for _old, _new in {
-    "cli": _tools_cli, "plot": _tools_plot, "ir": _core.ir, "primitive": _core.primitive, "types": _core.types,
+    "plot": _tools_plot, "ir": _core.ir, "primitive": _core.primitive, "types": _core.types,
     "errors": _core.errors, "printing": _core.printing, "tracer": _tracing.tracer,
 }.items():  # fmt: skip
     _sys.modules.setdefault(f"shax.{_old}", _new)

@@ -1,5 +1,5 @@
 """The module paths of the flat layout before the layered folders stay importable: the
-README and docs named them (`from shax.cli import load_function`), and users' code may."""
+examples and docs named them (`from shax.plot import plot_descent`), and users' code may."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import shax
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        ("shax.cli", "shax.tools.cli"),
         ("shax.plot", "shax.tools.plot"),
         ("shax.ir", "shax.core.ir"),
         ("shax.primitive", "shax.core.primitive"),
@@ -30,7 +29,6 @@ def test_an_old_path_is_the_moved_module(old: str, new: str) -> None:
 
 def test_the_functions_of_shax_stay_functions() -> None:
     assert callable(shax.evaluate) and callable(shax.explain) and callable(shax.stats) and callable(shax.trace)
-    from shax.cli import load_function
     from shax.ir import Definition
 
-    assert Definition is shax.Definition and callable(load_function)
+    assert Definition is shax.Definition
