@@ -56,8 +56,21 @@ from shax.tracing.tracer import Tracer, apply_all
 __all__ = ["Scan", "While"]
 
 
+class _Loop(Control):
+    """What scan and while share: the body takes the operands and gives the results."""
+
+    body: Definition
+
+    def operand_count(self) -> int:
+        return len(self.body.arg_types)
+
+    @property
+    def num_results(self) -> int:
+        return len(self.body.outputs)
+
+
 @attrs.frozen(repr=False)
-class Scan(Control):
+class Scan(_Loop):
     name: ClassVar[str] = "scan"
     body: Definition = attrs.field(eq=False)
     length: int
@@ -71,13 +84,6 @@ class Scan(Control):
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "key", id(self.body))
-
-    def operand_count(self) -> int:
-        return len(self.body.arg_types)
-
-    @property
-    def num_results(self) -> int:
-        return len(self.body.outputs)
 
     @property
     def linear_positions(self) -> tuple[int, ...]:
@@ -103,7 +109,7 @@ class Scan(Control):
 
 
 @attrs.frozen(repr=False)
-class While(Control):
+class While(_Loop):
     name: ClassVar[str] = "while"
     cond: Definition = attrs.field(eq=False)
     body: Definition = attrs.field(eq=False)
@@ -113,13 +119,6 @@ class While(Control):
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "key", (id(self.cond), id(self.body)))
-
-    def operand_count(self) -> int:
-        return len(self.body.arg_types)
-
-    @property
-    def num_results(self) -> int:
-        return len(self.body.outputs)
 
     @property
     def linear_positions(self) -> tuple[int, ...]:
