@@ -21,7 +21,8 @@ returns the partial derivatives, one per operand: `lambda x, y, out: (dx_part, d
 The general path is the one shax's own primitives take (docs/adding-a-primitive.md walks through
 it): declare the typeclass function (`define_function`), a `Primitive` subclass naming it,
 its `linearity` per operand and its static parameters as attrs fields, and register the
-rules its linearity does not decide, with the decorators below, under the class.
+rules its linearity does not decide, with the decorators below, under the class (a
+`cost_rule` for `shax.stats`, an `export_rule` for the XLA backend, importing jax inside).
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ from shax.primitives.elementwise import Pointwise, elementwise
 from shax.primitives.pointwise import FLOATS
 from shax.rules.batch import batch_rule, batched_at, moveaxis, shifted
 from shax.rules.codegen import Elementwise, Operand, Site, codegen_rule, shape_source
+from shax.rules.cost import cost_rule
 from shax.rules.evaluate import eval_rule
+from shax.rules.export import export_rule
 from shax.rules.linearize import Zero, linearize_rule, residual, zero_rule
 from shax.rules.transpose import Linear, transpose_rule, unbroadcast
 from shax.rules.types import broadcast_shapes, type_rule
@@ -51,9 +54,9 @@ from typeclasses.define import positional_parameters
 
 __all__ = [
     "Elementwise", "Linear", "Linearity", "Operand", "Pointwise", "Primitive", "Site", "Zero", "batch_rule",
-    "batched_at", "broadcast_shapes", "codegen_rule", "define_function", "elementwise", "elementwise_primitive",
-    "eval_rule", "int_pairs", "ints", "linearize_rule", "moveaxis", "residual", "shape_source", "shifted",
-    "transpose_rule", "type_rule", "unbroadcast", "zero_rule",
+    "batched_at", "broadcast_shapes", "codegen_rule", "cost_rule", "define_function", "elementwise",
+    "elementwise_primitive", "eval_rule", "export_rule", "int_pairs", "ints", "linearize_rule", "moveaxis",
+    "residual", "shape_source", "shifted", "transpose_rule", "type_rule", "unbroadcast", "zero_rule",
 ]  # fmt: skip
 
 

@@ -39,6 +39,7 @@ from shax.rules.batch import batch_rule
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.cost import cost_rule
 from shax.rules.evaluate import eval_rule
+from shax.rules.export import export_rule, lowered
 from shax.rules.linearize import PrimalAndTangent, Tangent, Zero, linearize_rule, materialized, residual, zero_rule
 from shax.rules.transpose import transpose_rule
 from shax.rules.types import type_rule
@@ -191,3 +192,9 @@ def _call_codegen(prim: Call, site: Site, operands: Sequence[Operand]) -> str:
 @cost_rule(Call)
 def _call_cost(prim: Call, operands: Sequence[TensorType], out: Any) -> int:
     return flops(prim.defn)
+
+
+# call f x = f's function under jax.jit: one StableHLO function, which every call site calls
+@export_rule(Call)
+def _call_export(prim: Call, operands: Sequence[Any], out: Any) -> list[Any]:
+    return list(lowered(prim.defn).jitted(*operands))

@@ -40,6 +40,7 @@ from shax.rules.batch import batch_rule, batched_at, moveaxis
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.cost import cost_rule
 from shax.rules.evaluate import eval_rule
+from shax.rules.export import export_rule, lowered
 from shax.rules.linearize import PrimalAndTangent, Tangent, Zero, linearize_rule, materialized, residual, zero_rule
 from shax.rules.transpose import transpose_rule
 from shax.rules.types import type_rule
@@ -206,3 +207,14 @@ def _cond_codegen(prim: Cond, site: Site, operands: Sequence[Operand]) -> str:
 @cost_rule(Cond)
 def _cond_cost(prim: Cond, operands: Sequence[TensorType], out: Any) -> int:
     return max(flops(b) for b in prim.branches)
+
+
+# cond: lax.switch of the branches' functions (which clamps the index, as shax does), traced
+# inline as JAX's own branches are
+@export_rule(Cond)
+def _cond_export(prim: Cond, operands: Sequence[Any], out: Any) -> list[Any]:
+    from jax import lax
+
+    functions = [lowered(b) for b in prim.branches]
+    index = lax.convert_element_type(operands[0], np.int32)
+    return list(lax.switch(index, [lambda *a, f=f: tuple(f(*a)) for f in functions], *operands[1:]))

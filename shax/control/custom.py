@@ -44,6 +44,7 @@ from shax.rules.batch import batch_rule
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.cost import cost_rule
 from shax.rules.evaluate import eval_rule
+from shax.rules.export import export_rule, lowered
 from shax.rules.linearize import (
     PrimalAndTangent,
     Tangent,
@@ -398,3 +399,17 @@ def _holding_cost(prim: CustomJVP | CustomVJP, operands: Sequence[TensorType], o
 @cost_rule(CustomVJPLinear)
 def _custom_vjp_linear_cost(prim: CustomVJPLinear, operands: Sequence[TensorType], out: Any) -> int:
     return flops(prim.bwd)
+
+
+# custom_jvp f rule x = f x (and custom_vjp's): the function, as a call of it; the rule
+# has entered the program already where shax differentiated it
+@export_rule(CustomJVP, CustomVJP)
+def _custom_export(prim: CustomJVP | CustomVJP, operands: Sequence[Any], out: Any) -> list[Any]:
+    return list(lowered(prim.defn).jitted(*operands))
+
+
+# custom_vjp_linear bwd dx r = (bwd transposed)(dx, r)
+@export_rule(CustomVJPLinear)
+def _custom_vjp_linear_export(prim: CustomVJPLinear, operands: Sequence[Any], out: Any) -> list[Any]:
+    jvp, tangents = forward_tangents(prim, operands)
+    return list(lowered(jvp).jitted(*tangents, *operands[len(prim.floats) :]))

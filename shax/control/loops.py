@@ -47,6 +47,7 @@ from shax.rules.batch import batch_rule, batched_at, moveaxis
 from shax.rules.codegen import Operand, Site, codegen_rule, dtype_source, shape_source
 from shax.rules.cost import cost_rule
 from shax.rules.evaluate import eval_rule
+from shax.rules.export import export_rule, lowered
 from shax.rules.linearize import PrimalAndTangent, Tangent, Zero, linearize_rule, materialized, residual, zero_rule
 from shax.rules.transpose import transpose_rule
 from shax.rules.types import type_rule
@@ -399,3 +400,36 @@ def _scan_cost(prim: Scan, operands: Sequence[TensorType], out: Any) -> int:
 @cost_rule(While)
 def _while_cost(prim: While, operands: Sequence[TensorType], out: Any) -> int:
     return flops(prim.cond) + flops(prim.body)
+
+
+# Export. scan: lax.scan of the body's function, the consts closed over; while:
+# lax.while_loop of the cond's and body's functions. The bodies are traced inline, as JAX's
+# own scan traces its step: the loop's jaxpr is JAX's for the same program (where a nested
+# jax.jit would only add a call per step).
+@export_rule(Scan)
+def _scan_export(prim: Scan, operands: Sequence[Any], out: Any) -> list[Any]:
+    from jax import lax
+
+    body = lowered(prim.body)
+    consts, carry, xs = (
+        operands[: prim.consts],
+        operands[prim.consts : prim.consts + prim.carry],
+        operands[prim.consts + prim.carry :],
+    )
+
+    def step(c: tuple[Any, ...], x: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        results = body(*consts, *c, *x)
+        return tuple(results[: prim.carry]), tuple(results[prim.carry :])
+
+    final, ys = lax.scan(step, tuple(carry), tuple(xs), length=prim.length, reverse=prim.reverse)
+    return [*final, *ys]
+
+
+@export_rule(While)
+def _while_export(prim: While, operands: Sequence[Any], out: Any) -> list[Any]:
+    from jax import lax
+
+    cond, body = lowered(prim.cond), lowered(prim.body)
+    consts, carry = operands[: prim.consts], tuple(operands[prim.consts :])
+    final = lax.while_loop(lambda c: cond(*consts, *c)[0], lambda c: tuple(body(*consts, *c)), carry)
+    return list(final)

@@ -7,7 +7,8 @@
 
 JAX is optional (`pip install 'shax[xla]'`): this package imports it only when a program
 is exported, so `import shax` never does. The rules (`export_rules`, one per primitive)
-live in `shax.export.lax_rules`; the function they make, in `shax.export.lowering`.
+sit under their primitives' declarations (`shax.rules.export`); the function they make,
+in `shax.export.lowering`.
 Importing this package registers the "xla" backend of `shax.jit` (in
 `shax.transforms.jit.backends`: the transforms sit below the export).
 """
@@ -22,7 +23,7 @@ from typing import Any
 from shax.core.errors import ShaxError, ShaxValueError, at
 from shax.core.ir import Definition
 from shax.core.location import current_source
-from shax.export.rules import ExportRule, export_rule, export_rules  # noqa: F401 - for rule authors
+from shax.rules.export import ExportRule, export_rule, export_rules  # noqa: F401 - for rule authors
 from shax.transforms.jit import Jit, backends
 from shax.transforms.static import Statics
 

@@ -1,5 +1,6 @@
 """`exported(defn)`: a typed Definition as a `JaxFunction`, the Python function of JAX
-values that runs each binding's export rule (`shax.export.lax_rules`), as `evaluate`
+values that runs each binding's export rule (`shax.rules.export`, each under its
+primitive's declaration), as `evaluate`
 runs its eval rules: one walk over the bindings, each operation run once.
 
 64-bit programs: JAX's default (x64 off) turns f64 and i64 into f32 and i32, so a
@@ -13,7 +14,7 @@ backend="xla")` turns it on itself. 32-bit programs run in either mode.
 A definition is exported once while its function lives (`exported`); a called one is
 held by its callers' functions and run through `jax.jit`, so it lowers to one StableHLO
 function that every call site calls (a loop's body and a cond's branches are traced
-inline instead, as JAX's own are: `lax_rules`).
+inline instead, as JAX's own are: their rules, in `shax/control/`).
 """
 
 from __future__ import annotations
@@ -34,8 +35,7 @@ from shax.core.location import current_source
 from shax.core.primitive import Arg
 from shax.core.types import TensorType, dtype_of_numpy, f64, fits, i64
 from shax.core.walker import for_each_binding
-from shax.export import debug_rules, lax_rules, lax_window_rules, linalg_rules  # noqa: F401 - register the rules
-from shax.export.rules import export_rules
+from shax.rules.export import export_rules, install_lowering
 from shax.tracing.validation import check_types, expect_definition
 
 WIDE = frozenset({f64, i64})  # the dtypes JAX has only with x64 on
@@ -144,3 +144,6 @@ def exported(what: str, defn: Definition) -> JaxFunction:
         check_types(typed, what)
         found = _exported[id(defn)] = JaxFunction(defn, typed)
     return found
+
+
+install_lowering(lambda defn: exported("to_jax", defn))

@@ -22,6 +22,7 @@ from shax.core.types import INTEGERS, DType, TensorType, bool_, dtype_of_numpy
 from shax.primitives.elementwise import elementwise
 from shax.rules.batch import batch_rule, unary_batch
 from shax.rules.codegen import Elementwise
+from shax.rules.export import export_rule
 from shax.rules.types import type_rule
 from typeclasses.numpy_instance import shift
 
@@ -118,3 +119,11 @@ def _bitcast_type(prim: BitcastConvertType, operands: Sequence[TensorType]) -> T
 
 
 batch_rule(BitcastConvertType)(unary_batch)
+
+
+# bitcast_convert_type x = x's bits read as `dtype`
+@export_rule(BitcastConvertType)
+def _bitcast_export(prim: BitcastConvertType, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    return lax.bitcast_convert_type(operands[0], np.dtype(prim.dtype.numpy))

@@ -19,6 +19,7 @@ from shax.core.types import TensorType
 from shax.rules.batch import batch_rule, unary_batch
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.evaluate import eval_rule, record
+from shax.rules.export import export_rule
 from shax.rules.transpose import Linear, transpose_rule
 from shax.rules.types import type_rule
 
@@ -82,3 +83,9 @@ def _checkpoint_name_batch(
 @transpose_rule(CheckpointName)
 def _checkpoint_name_transpose(prim: CheckpointName, ct: Tracer, operands: Sequence[Linear]) -> tuple[Tracer]:
     return (ct,)
+
+
+# checkpoint_name x = x (JAX's name only steers its own checkpoint policies)
+@export_rule(CheckpointName)
+def _checkpoint_name_export(prim: CheckpointName, operands: Sequence[Any], out: TensorType) -> Any:
+    return operands[0]

@@ -6,7 +6,7 @@ its linearity; its transpose slices the cotangent back apart."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -16,6 +16,7 @@ from shax.core.primitive import Linearity, Primitive, integer
 from shax.core.types import TensorType
 from shax.rules.batch import batch_rule, batched_at, shifted
 from shax.rules.codegen import Operand, Site, codegen_rule
+from shax.rules.export import export_rule
 from shax.rules.transpose import Linear, transpose_rule
 from shax.rules.types import type_rule
 
@@ -80,3 +81,10 @@ def _concatenate_batch(
     d, size = next((d, tc.shape(x)[d]) for x, d in zip(operands, dims) if d is not None)
     x, y = (batched_at(o, e, d, size) for o, e in zip(operands, dims))
     return tc.concatenate(x, y, shifted(prim.axis, d)), d
+
+
+@export_rule(Concatenate)
+def _concatenate_export(prim: Concatenate, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    return lax.concatenate(list(operands), prim.axis)

@@ -13,6 +13,7 @@ from shax.core.printing import SMALL_CONSTANT, show_array
 from shax.core.types import TensorType
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.evaluate import eval_rule
+from shax.rules.export import export_rule
 from shax.rules.types import type_rule
 
 __all__ = ["SMALL_CONSTANT", "Constant"]
@@ -82,3 +83,10 @@ def _constant_eval(prim: Constant, operands: Sequence[Any]) -> np.ndarray:
 @codegen_rule(Constant)
 def _constant_codegen(prim: Constant, site: Site, operands: Sequence[Operand]) -> str:
     return site.constant(prim.value)
+
+
+@export_rule(Constant)
+def _constant_export(prim: Constant, operands: Sequence[Any], out: TensorType) -> Any:
+    import jax.numpy as jnp
+
+    return jnp.asarray(prim.value, prim.value.dtype)

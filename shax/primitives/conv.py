@@ -31,6 +31,7 @@ from shax.core.primitive import Linearity, Primitive, int_pairs, integer, ints
 from shax.core.types import TensorType, bool_
 from shax.rules.batch import batch_rule
 from shax.rules.cost import cost_rule
+from shax.rules.export import export_rule
 from shax.rules.linearize import Zero, materialized
 from shax.rules.transpose import Linear, transpose_rule
 from shax.rules.types import type_rule
@@ -250,3 +251,22 @@ def _conv_cost(prim: ConvGeneralDilated, operands: Sequence[TensorType], out: Te
     rhs = operands[1]
     rhs_spec = prim.dimension_numbers[1]
     return 2 * out.size * rhs.shape[rhs_spec[1]] * math.prod(rhs.shape[a] for a in _spatial(rhs_spec))
+
+
+# conv_general_dilated: XLA's, with shax's dimension numbers and explicit padding
+@export_rule(ConvGeneralDilated)
+def _conv_export(prim: ConvGeneralDilated, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    lhs, rhs = operands
+    return lax.conv_general_dilated(
+        lhs,
+        rhs,
+        prim.window_strides,
+        prim.padding,
+        prim.lhs_dilation,
+        prim.rhs_dilation,
+        lax.ConvDimensionNumbers(*prim.dimension_numbers),
+        prim.feature_group_count,
+        prim.batch_group_count,
+    )

@@ -15,6 +15,7 @@ import typeclasses as tc
 from shax.core.primitive import Linearity, Primitive
 from shax.core.types import DType, TensorType, dtype_of_numpy
 from shax.rules.batch import batch_rule, unary_batch
+from shax.rules.export import export_rule
 from shax.rules.linearize import Tangent, Zero, linearize_rule
 from shax.rules.transpose import Linear, transpose_rule
 from shax.rules.types import type_rule
@@ -70,3 +71,10 @@ def _convert_transpose(prim: ConvertElementType, ct: Tracer, operands: Sequence[
 
 
 batch_rule(ConvertElementType)(unary_batch)
+
+
+@export_rule(ConvertElementType)
+def _convert_export(prim: ConvertElementType, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    return lax.convert_element_type(operands[0], np.dtype(prim.dtype.numpy))

@@ -31,6 +31,7 @@ from shax.rules.batch import batch_rule, batched_at
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.cost import cost_rule
 from shax.rules.evaluate import eval_rule, record
+from shax.rules.export import export_rule
 from shax.rules.types import type_rule
 
 if TYPE_CHECKING:
@@ -126,3 +127,18 @@ def _debug_print_batch(
     size = next(tc.shape(x)[d] for x, d in zip(operands, dims) if d is not None)
     moved = [batched_at(x, d, prim.batch, size) for x, d in zip(operands, dims)]
     return record(attrs.evolve(prim, batch=prim.batch + 1), moved), None
+
+
+# debug_print: jax.debug.callback of the same `print_values` that evaluation and compiled
+# code run, ordered, so that XLA prints once per execution (once per iteration inside a
+# loop) in program order; its empty result made in JAX
+@export_rule(DebugPrint)
+def _debug_print_export(prim: DebugPrint, operands: Sequence[Any], out: TensorType) -> Any:
+    import jax
+    import jax.numpy as jnp
+
+    def show(*values: Any) -> None:
+        prim.print_values(*(np.asarray(v) for v in values))
+
+    jax.debug.callback(show, *operands, ordered=True)
+    return jnp.zeros(0, jnp.float32)

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
+import numpy as np
 
 import typeclasses as tc
 from shax.core.errors import ShaxTypeError, ShaxValueError
@@ -18,6 +19,7 @@ from shax.core.types import TensorType, bool_
 from shax.rules.batch import batch_rule, batched, shifted
 from shax.rules.codegen import Operand, Site, codegen_rule, reshaped, shape_source
 from shax.rules.cost import cost_rule
+from shax.rules.export import export_rule
 from shax.rules.transpose import Linear, transpose_rule
 from shax.rules.types import type_rule
 
@@ -175,3 +177,12 @@ def _dot_general_batch(
 @cost_rule(DotGeneral)
 def _dot_general_cost(prim: DotGeneral, operands: Sequence[TensorType], out: TensorType) -> int:
     return 2 * out.size * math.prod(operands[0].shape[a] for a in prim.lhs_contracting)
+
+
+# dot_general: XLA's layout, (batch, lhs free, rhs free), which is shax's
+@export_rule(DotGeneral)
+def _dot_general_export(prim: DotGeneral, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    dims = ((tuple(prim.lhs_contracting), tuple(prim.rhs_contracting)), (tuple(prim.lhs_batch), tuple(prim.rhs_batch)))
+    return lax.dot_general(*operands, dims, preferred_element_type=np.dtype(out.dtype.numpy))

@@ -30,6 +30,7 @@ from shax.core.errors import ShaxValueError
 from shax.core.primitive import Linearity, Primitive, ints
 from shax.core.types import TensorType, bool_
 from shax.rules.batch import batch_rule, batched, batched_at, moveaxis
+from shax.rules.export import export_rule
 from shax.rules.linearize import Zero
 from shax.rules.transpose import Operand, transpose_rule
 from shax.rules.types import type_rule
@@ -146,3 +147,24 @@ def _dynamic_update_slice_batch(
     flat_update = tc.reshape(update, [size, math.prod(sizes)])
     written = tc.scatter(tc.reshape(x, [size, math.prod(shape)]), positions, flat_update, 1, 1)
     return tc.reshape(written, [size, *shape]), 0
+
+
+# Export: XLA's dynamic slices, which clamp the starts into range as shax does
+def _starts(starts: Any) -> list[Any]:
+    return [starts[a] for a in range(np.shape(starts)[0])]
+
+
+@export_rule(DynamicSlice)
+def _dynamic_slice_export(prim: DynamicSlice, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    x, starts = operands
+    return lax.dynamic_slice(x, _starts(starts), prim.sizes)
+
+
+@export_rule(DynamicUpdateSlice)
+def _dynamic_update_slice_export(prim: DynamicUpdateSlice, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    x, update, starts = operands
+    return lax.dynamic_update_slice(x, update, _starts(starts))

@@ -17,8 +17,11 @@ every rule its family shares (like JAX's `standard_unop` + `defjvp`):
 - transpose: for an operand it is linear in, the function itself (elementwise, its
   Jacobian is diagonal): (dx + dy)ᵀ ct = (ct, ct), (r · dy)ᵀ ct = r · ct;
 - symbolic zeros: derived from `linearity` (nonlinear by default);
-- export to XLA: `export`, the name of its `jax.lax` function (`export="sin"`), applied to
-  the operands broadcast to the result's shape.
+- export to XLA: `export`, the name of its `jax.lax` function (`export="sin"`), or a
+  function of the operands that imports jax itself, applied to the operands broadcast to
+  the result's shape (`shax.rules.export`);
+- numpy's name: `numpy`, the name (or names) of numpy's ufunc it is (`numpy="sin"`), which
+  `shax.numpy` gives numpy's signature and promotion.
 
 The class is named after the function (`tc.dot_general` -> `DotGeneral`) and prints
 under `name` (the function's name by default).
@@ -49,8 +52,10 @@ class Pointwise(Primitive):
     accepts: ClassVar[frozenset[DType]]
     result_dtype: ClassVar[DType | None] = None  # None: the operands' dtype
     elementwise: ClassVar[bool] = True
-    # The `jax.lax` function it is (`"sin"`): its export to XLA, on the operands broadcast.
-    lax_name: ClassVar[str | None] = None
+    # The `jax.lax` function it is (`"sin"`, or a function importing jax): its export to XLA.
+    lax_export: ClassVar[str | Callable[..., Any] | None] = None
+    # numpy's ufuncs it is (`("abs", "absolute")`): `shax.numpy` defines them.
+    numpy_names: ClassVar[tuple[str, ...]] = ()
 
 
 def _pointwise_type(prim: Pointwise, operands: Sequence[TensorType]) -> TensorType:
@@ -73,7 +78,8 @@ def elementwise(
     result_dtype: DType | None = None,
     commutative: bool = False,
     neutral: tuple[int, tuple[int, ...]] | None = None,
-    export: str | None = None,
+    export: str | Callable[..., Any] | None = None,
+    numpy: str | tuple[str, ...] = (),
     module: str | None = None,
 ) -> type[Pointwise]:
     """Declare the elementwise primitive implementing the typeclass function `function`
@@ -91,7 +97,8 @@ def elementwise(
         "result_dtype": result_dtype,
         "commutative": commutative,
         "neutral": neutral,
-        "lax_name": export,
+        "lax_export": staticmethod(export) if callable(export) else export,
+        "numpy_names": (numpy,) if isinstance(numpy, str) else tuple(numpy),
         "broadcasting": arity > 1,
         "booleans_as_numbers": arity > 1 and bool_ not in accepts,
         "__module__": module or sys._getframe(1).f_globals["__name__"],

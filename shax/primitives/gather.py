@@ -21,7 +21,7 @@ one more batch dim (XLA's operand and start-indices batching dims).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 import numpy as np
@@ -32,6 +32,7 @@ from shax.core.primitive import Linearity, Primitive, integer
 from shax.core.types import TensorType, bool_, i32
 from shax.rules.batch import batch_rule, batched_at, moveaxis
 from shax.rules.cost import cost_rule
+from shax.rules.export import export_rule
 from shax.rules.linearize import Zero, materialized
 from shax.rules.transpose import Operand, transpose_rule
 from shax.rules.types import type_rule
@@ -172,3 +173,88 @@ def _scatter_batch(prim: Indexing, operands: Sequence[Tracer], dims: Sequence[in
 @cost_rule(ScatterAdd)
 def _scatter_add_cost(prim: ScatterAdd, operands: Sequence[TensorType], out: TensorType) -> int:
     return operands[2].size
+
+
+# Export. All three address x[b..., p..., i[b..., j...], q...] (b: the `batch_dims` leading
+# axes, p: x's axes before `axis`, q: after). In lax's terms every element of i gives a full
+# start index (b..., i) (the batch positions are iotas) and p, q are the window.
+
+
+def _start_indices(prim: Indexing, x_shape: tuple[int, ...], indices: Any) -> Any:
+    """(b..., j..., 1 + batch_dims): each index's batch position, then the index itself,
+    read modulo n if in [-n, n) and clamped into [0, n) beyond."""
+    from jax import lax
+
+    dtype = np.int64 if indices.dtype == np.int64 else np.int32
+    i = lax.convert_element_type(indices, dtype)
+    n = x_shape[prim.axis]
+    i = lax.select(lax.lt(i, lax.full_like(i, 0)), lax.add(i, lax.full_like(i, n)), i)
+    i = lax.clamp(np.asarray(0, dtype), i, np.asarray(n - 1, dtype))
+    shape = (*np.shape(i), 1)
+    parts = [lax.broadcasted_iota(dtype, shape, b) for b in range(prim.batch_dims)]
+    return lax.concatenate([*parts, lax.reshape(i, shape)], len(shape) - 1)
+
+
+def _window(prim: Indexing, x_rank: int, index_rank: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(the result's window axes (p, q), x's axes addressed by the start indices (b, axis))."""
+    before = prim.axis - prim.batch_dims
+    window = (
+        *range(prim.batch_dims, prim.batch_dims + before),
+        *range(index_rank + before, x_rank - 1 + index_rank - prim.batch_dims),
+    )
+    return window, (*range(prim.batch_dims), prim.axis)
+
+
+@export_rule(Gather)
+def _gather_export(prim: Gather, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    x, indices = operands
+    shape = tuple(np.shape(x))
+    window, addressed = _window(prim, len(shape), np.ndim(indices))
+    numbers = lax.GatherDimensionNumbers(offset_dims=window, collapsed_slice_dims=addressed, start_index_map=addressed)
+    sizes = tuple(1 if a in addressed else s for a, s in enumerate(shape))
+    start = _start_indices(prim, shape, indices)
+    return lax.gather(x, start, numbers, sizes, mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+def _scatter_numbers(prim: Indexing, x: Any, indices: Any) -> Any:
+    from jax import lax
+
+    window, addressed = _window(prim, np.ndim(x), np.ndim(indices))
+    return lax.ScatterDimensionNumbers(
+        update_window_dims=window, inserted_window_dims=addressed, scatter_dims_to_operand_dims=addressed
+    )
+
+
+@export_rule(ScatterAdd)
+def _scatter_add_export(prim: ScatterAdd, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    x, indices, updates = operands
+    start = _start_indices(prim, tuple(np.shape(x)), indices)
+    numbers = _scatter_numbers(prim, x, indices)
+    return lax.scatter_add(x, start, updates, numbers, mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+# scatter: XLA leaves the order of repeated positions open; numpy keeps the last update.
+# Each position learns the largest flat number (C order) of the update elements written to
+# it (scatter_max), which is the last, and reads that update; positions none reached keep x.
+@export_rule(Scatter)
+def _scatter_export(prim: Scatter, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    x, indices, updates = operands
+    shape = tuple(np.shape(x))
+    start = _start_indices(prim, shape, indices)
+    numbers = _scatter_numbers(prim, x, indices)
+    size = int(np.prod(np.shape(updates), dtype=np.int64))
+    dtype = np.int64 if size > np.iinfo(np.int32).max else np.int32
+    flat = lax.reshape(lax.iota(dtype, size), tuple(np.shape(updates)))
+    nobody = lax.full(shape, -1, dtype)
+    winner = lax.scatter_max(nobody, start, flat, numbers, mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+    reached = lax.ge(winner, lax.full_like(winner, 0))
+    chosen = lax.max(winner, lax.full_like(winner, 0))
+    read = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+    values = lax.gather(lax.reshape(updates, (size,)), lax.reshape(chosen, (*shape, 1)), read, (1,))
+    return lax.select(reached, values, x)

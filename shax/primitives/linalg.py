@@ -32,6 +32,7 @@ from shax.core.primitive import Linearity, Primitive, integer
 from shax.core.types import TensorType
 from shax.rules.batch import batch_rule, batched, batched_at, moveaxis
 from shax.rules.cost import cost_rule
+from shax.rules.export import export_rule
 from shax.rules.linearize import Tangent, linearize_rule, residual
 from shax.rules.transpose import transpose_rule
 from shax.rules.types import type_rule
@@ -373,3 +374,32 @@ def _svd_cost(prim: Svd, operands: Sequence[TensorType], out: TensorType) -> int
     m, n = operands[0].shape[-2:]
     short, long = min(m, n), max(m, n)
     return _stack(operands[0]) * (4 * long * short * short + 8 * short**3)
+
+
+# Export: `jax.numpy.linalg`'s functions, which compute what the eval rules do (JAX's
+# values: the symmetric part decomposed by cholesky and eigh, NaNs for a matrix it cannot
+# decompose), batched over leading axes as numpy's. solve: b is a stack of matrices, as
+# numpy 2 and JAX read it when it is not one vector.
+@export_rule(Inv, Solve, Cholesky, SignDet, LogAbsDet)
+def _linalg_export(prim: Primitive, operands: Sequence[Any], out: TensorType) -> Any:
+    import jax.numpy as jnp
+
+    if isinstance(prim, Inv):
+        return jnp.linalg.inv(operands[0])
+    if isinstance(prim, Solve):
+        return jnp.linalg.solve(*operands)
+    if isinstance(prim, Cholesky):
+        return jnp.linalg.cholesky(operands[0], symmetrize_input=True)
+    return jnp.linalg.slogdet(operands[0])[0 if isinstance(prim, SignDet) else 1]
+
+
+@export_rule(Eigh, Qr, Svd)
+def _decomposition_export(prim: Eigh | Qr | Svd, operands: Sequence[Any], out: TensorType) -> Any:
+    import jax.numpy as jnp
+
+    if isinstance(prim, Eigh):
+        return jnp.linalg.eigh(operands[0], symmetrize_input=True)[prim.output]
+    if isinstance(prim, Qr):
+        return jnp.linalg.qr(operands[0], mode="complete" if prim.complete else "reduced")[prim.output]
+    u, s, vh = jnp.linalg.svd(operands[0], full_matrices=prim.full_matrices, compute_uv=True)
+    return (s, u, vh)[prim.output]

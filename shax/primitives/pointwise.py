@@ -20,6 +20,7 @@ from shax.core.types import DTYPES, INTEGERS, TensorType, bool_, f32, f64
 from shax.primitives.elementwise import elementwise
 from shax.rules.batch import batch_rule, batched_at
 from shax.rules.codegen import Elementwise, codegen_rule
+from shax.rules.export import elementwise_export, export_rule
 from shax.rules.linearize import Tangent, Zero, linearize_rule, residual, zero_of, zero_rule
 from shax.rules.transpose import Operand, transpose_rule
 from shax.rules.types import type_rule
@@ -77,8 +78,25 @@ Tanh = elementwise(
     derivative=lambda x, out: 1.0 - out * out,
     export="tanh",
 )
+
+
+# |x| of an unsigned integer is x (lax.abs refuses them)
+def _abs_export(x: Any) -> Any:
+    import jax.numpy as jnp
+    from jax import lax
+
+    return x if jnp.issubdtype(x.dtype, jnp.unsignedinteger) else lax.abs(x)
+
+
 # abs: d|x| = signum x · dx
-Abs = elementwise(tc.abs, NUMBERS, Elementwise("np.abs"), derivative=lambda x, out: tc.signum(x))
+Abs = elementwise(
+    tc.abs,
+    NUMBERS,
+    Elementwise("np.abs"),
+    derivative=lambda x, out: tc.signum(x),
+    export=_abs_export,
+    numpy=("abs", "absolute"),
+)
 # signum: piecewise constant, d(signum x) = 0
 Signum = elementwise(tc.signum, NUMBERS, Elementwise("np.sign"), linearity=(Z,), name="sign", export="sign")
 # log1p: d log(1 + x) = dx / (1 + x)
@@ -235,6 +253,7 @@ def _select_type(prim: Select, operands: Sequence[TensorType]) -> TensorType:
 
 
 codegen_rule(Select)(Elementwise("np.where", ufunc=False))
+export_rule(Select)(elementwise_export("select"))
 
 
 # select: (select p da db)ᵀ ct = (select p ct 0, select p 0 ct)

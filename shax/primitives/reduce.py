@@ -11,10 +11,11 @@ methods (`typeclasses.instance`) over reduce_sum.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
+import numpy as np
 
 import typeclasses as tc
 from shax.core.errors import ShaxValueError
@@ -22,6 +23,7 @@ from shax.core.primitive import Linearity, Primitive, integer, ints
 from shax.core.types import TensorType, bool_, i32
 from shax.rules.batch import batch_rule, batched, shifted
 from shax.rules.cost import cost_rules, per_input_element
+from shax.rules.export import export_rule
 from shax.rules.linearize import Tangent, linearize_rule, residual
 from shax.rules.types import type_rule
 
@@ -156,3 +158,37 @@ def _arg_batch(prim: ArgReduction, operands: Sequence[Tracer], dims: Sequence[in
 
 # reductions: one comparison or product per input element
 cost_rules.register(ReduceMax, ReduceMin, ReduceProd, ArgMax, ArgMin)(per_input_element)
+
+
+# Export: lax.reduce with a monoid JAX knows (mul, max, min) is its reduce_* primitive, from
+# the monoid's identity (the lowest or highest value for max and min)
+def _reduction_export(monoid: str, init: Callable[[np.dtype], Any]) -> Callable[..., Any]:
+    def rule(prim: Any, operands: Sequence[Any], out: TensorType) -> Any:
+        from jax import lax
+
+        dtype = np.dtype(out.dtype.numpy)
+        return lax.reduce(operands[0], np.asarray(init(dtype), dtype), getattr(lax, monoid), tuple(prim.axes))
+
+    return rule
+
+
+def _lowest(dtype: np.dtype) -> Any:
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _highest(dtype: np.dtype) -> Any:
+    return np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+
+
+export_rule(ReduceProd)(_reduction_export("mul", lambda d: 1))
+export_rule(ReduceMax)(_reduction_export("max", _lowest))
+export_rule(ReduceMin)(_reduction_export("min", _highest))
+
+
+# argmax, argmin: the first extreme's index, as i32
+@export_rule(ArgMax, ArgMin)
+def _arg_export(prim: ArgMax | ArgMin, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    function = lax.argmax if isinstance(prim, ArgMax) else lax.argmin
+    return function(operands[0], prim.axis, np.int32)

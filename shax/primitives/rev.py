@@ -5,7 +5,7 @@ since reversing is a permutation that is its own inverse: (rev)ᵀ ct = rev(ct).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -15,6 +15,7 @@ from shax.core.primitive import Linearity, Primitive, ints
 from shax.core.types import TensorType
 from shax.rules.batch import batch_rule, batched, shifted
 from shax.rules.codegen import Operand, Site, codegen_rule
+from shax.rules.export import export_rule
 from shax.rules.transpose import Linear, transpose_rule
 from shax.rules.types import type_rule
 
@@ -64,3 +65,10 @@ def _rev_transpose(prim: Rev, ct: Tracer, operands: Sequence[Linear]) -> tuple[T
 def _rev_batch(prim: Rev, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int | None]:
     (x,), d = operands, batched(dims[0])
     return tc.rev(x, [shifted(a, d) for a in prim.axes]), d
+
+
+@export_rule(Rev)
+def _rev_export(prim: Rev, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    return lax.rev(operands[0], tuple(prim.axes))

@@ -19,6 +19,7 @@ from shax.core.types import DType, TensorType, bool_, fits
 from shax.rules.batch import batch_rule, batched, moveaxis, shifted
 from shax.rules.codegen import Operand, Site, codegen_rule, dtype_source, reshaped, shape_source
 from shax.rules.cost import cost_rules, per_input_element
+from shax.rules.export import export_rule
 from shax.rules.linearize import Tangent, linearize_rule, zero_of, zero_rule
 from shax.rules.transpose import Linear, transpose_rule, unbroadcast
 from shax.rules.types import type_rule
@@ -382,3 +383,51 @@ def _reduce_sum_batch(
 
 # reduce_sum: one addition per input element
 cost_rules.register(ReduceSum)(per_input_element)
+
+
+# Export: each one lax call. broadcast dims shape x = broadcast_in_dim(x, shape, dims):
+# input axis i is output axis dims[i].
+
+
+@export_rule(Reshape)
+def _reshape_export(prim: Reshape, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    return lax.reshape(operands[0], out.shape)
+
+
+@export_rule(Broadcast)
+def _broadcast_export(prim: Broadcast, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    return lax.broadcast_in_dim(operands[0], out.shape, tuple(prim.dims))
+
+
+@export_rule(Transpose)
+def _transpose_export(prim: Transpose, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    return lax.transpose(operands[0], tuple(prim.perm))
+
+
+@export_rule(Slice)
+def _slice_export(prim: Slice, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    return lax.slice(operands[0], tuple(prim.start), tuple(prim.end))
+
+
+@export_rule(Pad)
+def _pad_export(prim: Pad, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    fill = np.asarray(prim.value, out.dtype.numpy)
+    return lax.pad(operands[0], fill, [(lo, hi, 0) for lo, hi in prim.lohi])
+
+
+# reduce_sum: lax.reduce with add, which JAX knows as its reduce_sum primitive
+@export_rule(ReduceSum)
+def _reduce_sum_export(prim: ReduceSum, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    return lax.reduce(operands[0], np.zeros((), out.dtype.numpy), lax.add, tuple(prim.axes))

@@ -7,9 +7,10 @@ came from."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
+import numpy as np
 
 import typeclasses as tc
 from shax.core.errors import ShaxValueError
@@ -17,6 +18,7 @@ from shax.core.primitive import Linearity, Primitive, integer
 from shax.core.types import TensorType, bool_, i32
 from shax.rules.batch import batch_rule, batched, shifted
 from shax.rules.cost import cost_rule
+from shax.rules.export import export_rule
 from shax.rules.types import type_rule
 
 if TYPE_CHECKING:
@@ -55,3 +57,19 @@ def _argsort_cost(prim: ArgSort, operands: Sequence[TensorType], out: TensorType
     (x,) = operands
     n = x.shape[prim.axis]
     return x.size * max(n - 1, 0).bit_length()
+
+
+# argsort: a stable sort of (key, position) by key. lax.sort's order is total (-0 < +0,
+# -NaN first); numpy's keeps -0 and +0 as equal and puts every NaN last: the keys are
+# made so (x + 0 is +0 for ±0; a NaN becomes +NaN).
+@export_rule(ArgSort)
+def _argsort_export(prim: ArgSort, operands: Sequence[Any], out: TensorType) -> Any:
+    import jax.numpy as jnp
+    from jax import lax
+
+    (x,) = operands
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        x = lax.add(x, lax.full_like(x, 0))
+        x = lax.select(lax.ne(x, x), lax.full_like(x, np.nan), x)
+    positions = lax.broadcasted_iota(np.int32, np.shape(x), prim.axis)
+    return lax.sort((x, positions), dimension=prim.axis, is_stable=True, num_keys=1)[1]

@@ -7,7 +7,7 @@ cleaned before it is differentiated (`jit(f)` inside `grad`) keeps it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -16,6 +16,7 @@ from shax.core.primitive import Linearity, Primitive
 from shax.core.types import TensorType
 from shax.rules.batch import batch_rule, unary_batch
 from shax.rules.codegen import Operand, Site, codegen_rule
+from shax.rules.export import export_rule
 from shax.rules.types import type_rule
 
 if TYPE_CHECKING:
@@ -53,3 +54,11 @@ def _stop_gradient_batch(
     prim: StopGradient, operands: Sequence[Tracer], dims: Sequence[int | None]
 ) -> tuple[Tracer, int | None]:
     return unary_batch(prim, operands, dims)
+
+
+# stop_gradient x = x, a constant of JAX's differentiation too
+@export_rule(StopGradient)
+def _stop_gradient_export(prim: StopGradient, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    return lax.stop_gradient(operands[0])

@@ -27,6 +27,7 @@ from shax.core.types import TensorType, bool_
 from shax.primitives.conv import dilate, window_counts
 from shax.rules.batch import batch_rule, batched
 from shax.rules.cost import cost_rule
+from shax.rules.export import export_rule
 from shax.rules.linearize import Tangent, Zero, linearize_rule, residual
 from shax.rules.transpose import Operand, transpose_rule
 from shax.rules.types import type_rule
@@ -132,3 +133,23 @@ def _reduce_window_batch(prim: ReduceWindow, operands: Sequence[Tracer], dims: S
 @cost_rule(ReduceWindowSum, ReduceWindowMax)
 def _reduce_window_cost(prim: ReduceWindow, operands: Sequence[TensorType], out: TensorType) -> int:
     return out.size * math.prod(prim.window_dimensions)
+
+
+# Export: lax.reduce_window padded with 0 (sum) or the dtype's lowest value (max)
+@export_rule(ReduceWindowSum)
+def _reduce_window_sum_export(prim: ReduceWindowSum, operands: Sequence[Any], out: TensorType) -> Any:
+    from jax import lax
+
+    (x,) = operands
+    zero = np.zeros((), x.dtype)
+    return lax.reduce_window(x, zero, lax.add, prim.window_dimensions, prim.window_strides, prim.padding)
+
+
+@export_rule(ReduceWindowMax)
+def _reduce_window_max_export(prim: ReduceWindowMax, operands: Sequence[Any], out: TensorType) -> Any:
+    import jax.numpy as jnp
+    from jax import lax
+
+    (x,) = operands
+    lowest = np.array(-np.inf if jnp.issubdtype(x.dtype, jnp.floating) else jnp.iinfo(x.dtype).min, x.dtype)
+    return lax.reduce_window(x, lowest, lax.max, prim.window_dimensions, prim.window_strides, prim.padding)

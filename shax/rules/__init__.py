@@ -12,6 +12,8 @@ they are written with.
     batch       batch_rules      prim, operands, batch axes -> batched result, its axis
     codegen     codegen_rules    prim, site, operands -> Python source of the numpy calls
     cost        cost_rules       prim, operand types, result type -> flops (`shax.stats`)
+    export      export_rules     prim, JAX operands, result type -> JAX value (`shax.export`;
+                                 derived from an elementwise declaration's `export=`)
 
 Rules are registered right under their primitive, in its family module
 (`shax/primitives/*.py`), with each table's decorator (`@linearize_rule(Sin)`).
@@ -21,6 +23,7 @@ from shax.rules.batch import batch_rule, batch_rules
 from shax.rules.codegen import codegen_rule, codegen_rules
 from shax.rules.cost import cost_rule, cost_rules
 from shax.rules.evaluate import eval_rule, eval_rules
+from shax.rules.export import export_rule, export_rules
 from shax.rules.linearize import linearize_rule, linearize_rules, zero_rule, zero_rules
 from shax.rules.table import RuleTable
 from shax.rules.transpose import transpose_rule, transpose_rules
@@ -36,11 +39,12 @@ TABLES: dict[str, RuleTable] = {
     "batch": batch_rules,
     "codegen": codegen_rules,
     "cost": cost_rules,
+    "export": export_rules,
 }
 
 __all__ = [
     "TABLES", "RuleTable", "batch_rule", "batch_rules", "codegen_rule", "codegen_rules", "eval_rule", "eval_rules",
     "linearize_rule", "linearize_rules", "transpose_rule", "transpose_rules", "type_rule", "type_rules",
     "zero_rule", "zero_rules",
-    "cost_rule", "cost_rules",
+    "cost_rule", "cost_rules", "export_rule", "export_rules",
 ]  # fmt: skip
