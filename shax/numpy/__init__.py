@@ -9,7 +9,7 @@ says why) by its own name, before it reads them, and reads a JAX array as numpy'
 import functools
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shax.core.array_subclasses import refuse_array_subclass
 from shax.core.jax_arrays import from_jax_arguments
@@ -88,6 +88,11 @@ _MODULES = (
 )  # fmt: skip
 bool = _dtypes.bool_  # noqa: A001 - JAX's name of the boolean dtype (numpy 2's too)
 _FUNCTIONS = [name for module in _MODULES for name in module.__all__]
+if TYPE_CHECKING:  # numpy's ufuncs that are one primitive come from their declarations (`_elementwise`)
+
+    def __getattr__(name: str) -> Callable[..., Any]: ...
+
+
 __all__ = [*_FUNCTIONS, *_ndarray.__all__, *DTYPE_NAMES, *CONSTANTS]
 
 

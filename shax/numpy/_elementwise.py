@@ -8,26 +8,23 @@ numpy reads them. numpy's ufunc keywords are taken as `shax.numpy._options` says
 from __future__ import annotations
 
 import reprlib
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 import typeclasses as tc
 from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
 from shax.core.location import current_source
+from shax.core.primitive import all_primitives
 from shax.core.types import weak_dtype
 from shax.numpy._arrays import _int
 from shax.numpy._options import ufunc_options, unsupported
+from shax.primitives.elementwise import Pointwise
 from shax.tracing.promotion import common_operands, promoted, ufunc_operands
 from shax.tracing.tracer import Tracer
 
-__all__ = [
-    "abs", "absolute", "add", "arccos", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "ceil", "clip",
-    "cos", "cosh", "divide", "equal", "exp", "expm1", "floor", "greater", "greater_equal", "less", "less_equal", "log",
-    "log1p", "logaddexp", "logical_and", "logical_not", "logical_or", "maximum", "minimum", "multiply", "negative",
-    "not_equal", "power", "reciprocal", "rint", "round", "sign", "sin", "sinh", "sqrt", "square", "subtract", "tan",
-    "tanh", "true_divide", "fmod", "remainder", "mod", "floor_divide", "divmod",
-]  # fmt: skip
+WRITTEN = ["clip", "logaddexp", "reciprocal", "round", "square", "fmod", "remainder", "mod", "floor_divide", "divmod"]
 
 
 def as_array(x: Any, op: str | None = None) -> Any:
@@ -68,27 +65,22 @@ def _binary(function: Any, name: str) -> Any:
     return apply
 
 
-sin, cos, tan = _unary(tc.sin, "sin"), _unary(tc.cos, "cos"), _unary(tc.tan, "tan")
-sinh, cosh = _unary(tc.sinh, "sinh"), _unary(tc.cosh, "cosh")
-arcsin, arccos, arctan = _unary(tc.arcsin, "arcsin"), _unary(tc.arccos, "arccos"), _unary(tc.arctan, "arctan")
-tanh = _unary(tc.tanh, "tanh")
-arcsinh, arctanh = _unary(tc.arcsinh, "arcsinh"), _unary(tc.arctanh, "arctanh")
-exp, expm1 = _unary(tc.exp, "exp"), _unary(tc.expm1, "expm1")
-log, log1p = _unary(tc.log, "log"), _unary(tc.log1p, "log1p")
-sqrt, square, reciprocal = _unary(tc.sqrt, "sqrt"), _unary(tc.square, "square"), _unary(tc.reciprocal, "reciprocal")
-abs = _unary(tc.abs, "abs")  # noqa: A001 - numpy's name
-absolute, negative, sign = _unary(tc.abs, "absolute"), _unary(tc.neg, "negative"), _unary(tc.sign, "sign")
-floor, ceil, rint = _unary(tc.floor, "floor"), _unary(tc.ceil, "ceil"), _unary(tc.round, "rint")
-logical_not = _unary(tc.logical_not, "logical_not")
+# numpy's ufuncs that are one primitive come from the primitives' declarations
+# (`numpy="sin"` in `shax/primitives/`); the others are written below or elsewhere.
+DECLARED: dict[str, Any] = {
+    name: (_unary if len(cls.linearity) == 1 else _binary)(cls.function, name)
+    for cls in all_primitives()
+    if issubclass(cls, Pointwise) and cls.__module__.startswith("shax.primitives.")
+    for name in cls.numpy_names
+}
+globals().update(DECLARED)
+if TYPE_CHECKING:  # they are not written here: static checkers see them as functions
 
-add, subtract, multiply = _binary(tc.add, "add"), _binary(tc.sub, "subtract"), _binary(tc.mul, "multiply")
-divide, true_divide, power = _binary(tc.div, "divide"), _binary(tc.div, "true_divide"), _binary(tc.pow, "power")
-arctan2, logaddexp = _binary(tc.arctan2, "arctan2"), _binary(tc.logaddexp, "logaddexp")
-maximum, minimum = _binary(tc.maximum, "maximum"), _binary(tc.minimum, "minimum")
-equal, not_equal = _binary(tc.eq, "equal"), _binary(tc.ne, "not_equal")
-less, less_equal = _binary(tc.lt, "less"), _binary(tc.le, "less_equal")
-greater, greater_equal = _binary(tc.gt, "greater"), _binary(tc.ge, "greater_equal")
-logical_and, logical_or = _binary(tc.logical_and, "logical_and"), _binary(tc.logical_or, "logical_or")
+    def __getattr__(name: str) -> Callable[..., Any]: ...
+
+
+square, reciprocal = _unary(tc.square, "square"), _unary(tc.reciprocal, "reciprocal")
+logaddexp = _binary(tc.logaddexp, "logaddexp")
 
 
 def fmod(x1: Any, x2: Any, /, **options: Any) -> Any:
@@ -206,3 +198,6 @@ def clip(
     if a_min is None:
         return tc.minimum(a, *bounds)
     return tc.clip(a, *bounds)
+
+
+__all__ = [*sorted(DECLARED), *WRITTEN]

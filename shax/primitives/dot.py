@@ -184,5 +184,6 @@ def _dot_general_cost(prim: DotGeneral, operands: Sequence[TensorType], out: Ten
 def _dot_general_export(prim: DotGeneral, operands: Sequence[Any], out: TensorType) -> Any:
     from jax import lax
 
+    x, y = operands
     dims = ((tuple(prim.lhs_contracting), tuple(prim.rhs_contracting)), (tuple(prim.lhs_batch), tuple(prim.rhs_batch)))
-    return lax.dot_general(*operands, dims, preferred_element_type=np.dtype(out.dtype.numpy))
+    return lax.dot_general(x, y, dims, preferred_element_type=np.dtype(out.dtype.numpy))

@@ -31,15 +31,30 @@ __all__ = [
 
 # arcsin: d(arcsin x) = dx / √(1 − x²)
 Arcsin = elementwise(
-    tc.arcsin, FLOATS, Elementwise("np.arcsin"), derivative=lambda x, out: 1.0 / tc.sqrt(1.0 - x * x), export="asin"
+    tc.arcsin,
+    FLOATS,
+    Elementwise("np.arcsin"),
+    derivative=lambda x, out: 1.0 / tc.sqrt(1.0 - x * x),
+    export="asin",
+    numpy="arcsin",
 )
 # arccos: d(arccos x) = −dx / √(1 − x²)
 Arccos = elementwise(
-    tc.arccos, FLOATS, Elementwise("np.arccos"), derivative=lambda x, out: -1.0 / tc.sqrt(1.0 - x * x), export="acos"
+    tc.arccos,
+    FLOATS,
+    Elementwise("np.arccos"),
+    derivative=lambda x, out: -1.0 / tc.sqrt(1.0 - x * x),
+    export="acos",
+    numpy="arccos",
 )
 # arctan: d(arctan x) = dx / (1 + x²)
 Arctan = elementwise(
-    tc.arctan, FLOATS, Elementwise("np.arctan"), derivative=lambda x, out: 1.0 / (1.0 + x * x), export="atan"
+    tc.arctan,
+    FLOATS,
+    Elementwise("np.arctan"),
+    derivative=lambda x, out: 1.0 / (1.0 + x * x),
+    export="atan",
+    numpy="arctan",
 )
 # arcsinh: d(arcsinh x) = dx / √(x² + 1)
 Arcsinh = elementwise(
@@ -48,10 +63,16 @@ Arcsinh = elementwise(
     Elementwise("np.arcsinh"),
     derivative=lambda x, out: 1.0 / tc.sqrt(x * x + 1.0),
     export="asinh",
+    numpy="arcsinh",
 )
 # arctanh: d(arctanh x) = dx / (1 − x²)
 Arctanh = elementwise(
-    tc.arctanh, FLOATS, Elementwise("np.arctanh"), derivative=lambda x, out: 1.0 / (1.0 - x * x), export="atanh"
+    tc.arctanh,
+    FLOATS,
+    Elementwise("np.arctanh"),
+    derivative=lambda x, out: 1.0 / (1.0 - x * x),
+    export="atanh",
+    numpy="arctanh",
 )
 # arctan2: d arctan2(y, x) = (x · dy − y · dx) / (x² + y²)
 Arctan2 = elementwise(
@@ -60,6 +81,7 @@ Arctan2 = elementwise(
     Elementwise("np.arctan2"),
     derivative=lambda y, x, out: (x / (x * x + y * y), -y / (x * x + y * y)),
     export="atan2",
+    numpy="arctan2",
 )
 
 
@@ -106,8 +128,8 @@ Erf = elementwise(
     export="erf",
 )
 # floor, ceil, round: piecewise constant, d ⌊x⌋ = d ⌈x⌉ = d round(x) = 0
-Floor = elementwise(tc.floor, FLOATS, Elementwise("np.floor"), linearity=(Z,), export="floor")
-Ceil = elementwise(tc.ceil, FLOATS, Elementwise("np.ceil"), linearity=(Z,), export="ceil")
+Floor = elementwise(tc.floor, FLOATS, Elementwise("np.floor"), linearity=(Z,), export="floor", numpy="floor")
+Ceil = elementwise(tc.ceil, FLOATS, Elementwise("np.ceil"), linearity=(Z,), export="ceil", numpy="ceil")
 
 
 # round: halves to even (numpy's `rint`)

@@ -45,14 +45,26 @@ __all__ = [
 # arrays (it squares for ** 2.0); a float32 number's sin is C's sinf (`typeclasses.libm`).
 
 # negate is linear: d(−x) = −dx
-Neg = elementwise(tc.neg, NUMBERS, Elementwise("np.negative", "-"), linearity=(L,), name="negate", export="neg")
+Neg = elementwise(
+    tc.neg, NUMBERS, Elementwise("np.negative", "-"), linearity=(L,), name="negate", export="neg", numpy="negative"
+)
 # sin: d(sin x) = cos x · dx
 Sin = elementwise(
-    tc.sin, FLOATS, Elementwise("np.sin", float32_scalar="sinf"), derivative=lambda x, out: tc.cos(x), export="sin"
+    tc.sin,
+    FLOATS,
+    Elementwise("np.sin", float32_scalar="sinf"),
+    derivative=lambda x, out: tc.cos(x),
+    export="sin",
+    numpy="sin",
 )
 # cos: d(cos x) = −sin x · dx
 Cos = elementwise(
-    tc.cos, FLOATS, Elementwise("np.cos", float32_scalar="cosf"), derivative=lambda x, out: -tc.sin(x), export="cos"
+    tc.cos,
+    FLOATS,
+    Elementwise("np.cos", float32_scalar="cosf"),
+    derivative=lambda x, out: -tc.sin(x),
+    export="cos",
+    numpy="cos",
 )
 # tan: d(tan x) = (1 + tan² x) · dx
 Tan = elementwise(
@@ -61,15 +73,21 @@ Tan = elementwise(
     Elementwise("np.tan", float32_scalar="tanf"),
     derivative=lambda x, out: 1.0 + out * out,
     export="tan",
+    numpy="tan",
 )
 # exp: d(eˣ) = eˣ · dx
 Exp = elementwise(
-    tc.exp, FLOATS, Elementwise("np.exp", float32_scalar="expf"), derivative=lambda x, out: out, export="exp"
+    tc.exp,
+    FLOATS,
+    Elementwise("np.exp", float32_scalar="expf"),
+    derivative=lambda x, out: out,
+    export="exp",
+    numpy="exp",
 )
 # log: d(log x) = dx / x (written below: a quotient, not a product)
-Log = elementwise(tc.log, FLOATS, Elementwise("np.log", float32_scalar="logf"), export="log")
+Log = elementwise(tc.log, FLOATS, Elementwise("np.log", float32_scalar="logf"), export="log", numpy="log")
 # sqrt: d(√x) = dx / (2 √x) (written below)
-Sqrt = elementwise(tc.sqrt, FLOATS, Elementwise("np.sqrt"), export="sqrt")
+Sqrt = elementwise(tc.sqrt, FLOATS, Elementwise("np.sqrt"), export="sqrt", numpy="sqrt")
 # tanh: d(tanh x) = (1 − tanh² x) · dx
 Tanh = elementwise(
     tc.tanh,
@@ -77,6 +95,7 @@ Tanh = elementwise(
     Elementwise("np.tanh", float32_scalar="tanhf"),
     derivative=lambda x, out: 1.0 - out * out,
     export="tanh",
+    numpy="tanh",
 )
 
 
@@ -98,17 +117,25 @@ Abs = elementwise(
     numpy=("abs", "absolute"),
 )
 # signum: piecewise constant, d(signum x) = 0
-Signum = elementwise(tc.signum, NUMBERS, Elementwise("np.sign"), linearity=(Z,), name="sign", export="sign")
+Signum = elementwise(
+    tc.signum, NUMBERS, Elementwise("np.sign"), linearity=(Z,), name="sign", export="sign", numpy="sign"
+)
 # log1p: d log(1 + x) = dx / (1 + x)
 Log1p = elementwise(
-    tc.log1p, FLOATS, Elementwise("np.log1p"), derivative=lambda x, out: 1.0 / (1.0 + x), export="log1p"
+    tc.log1p, FLOATS, Elementwise("np.log1p"), derivative=lambda x, out: 1.0 / (1.0 + x), export="log1p", numpy="log1p"
 )
 # sinh: d sinh x = cosh x · dx; cosh: d cosh x = sinh x · dx (numpy's, accurate near 0,
 # where (eˣ − e⁻ˣ) / 2 loses every digit)
-Sinh = elementwise(tc.sinh, FLOATS, Elementwise("np.sinh"), derivative=lambda x, out: tc.cosh(x), export="sinh")
-Cosh = elementwise(tc.cosh, FLOATS, Elementwise("np.cosh"), derivative=lambda x, out: tc.sinh(x), export="cosh")
+Sinh = elementwise(
+    tc.sinh, FLOATS, Elementwise("np.sinh"), derivative=lambda x, out: tc.cosh(x), export="sinh", numpy="sinh"
+)
+Cosh = elementwise(
+    tc.cosh, FLOATS, Elementwise("np.cosh"), derivative=lambda x, out: tc.sinh(x), export="cosh", numpy="cosh"
+)
 # expm1: d(eˣ − 1) = eˣ · dx = (out + 1) · dx
-Expm1 = elementwise(tc.expm1, FLOATS, Elementwise("np.expm1"), derivative=lambda x, out: out + 1.0, export="expm1")
+Expm1 = elementwise(
+    tc.expm1, FLOATS, Elementwise("np.expm1"), derivative=lambda x, out: out + 1.0, export="expm1", numpy="expm1"
+)
 # logistic: d σ(x) = σ(x) (1 − σ(x)) · dx; compiled code calls the numpy instance's function
 Logistic = elementwise(
     tc.logistic,
@@ -137,9 +164,24 @@ def _sqrt_jvp(prim: Primitive, primals: Sequence[Tracer], tangents: Sequence[Tan
 
 # add and sub are linear: d(x ± y) = dx ± dy
 Add = elementwise(
-    tc.add, NUMBERS, Elementwise("np.add", "+"), linearity=(L, L), commutative=True, neutral=(0, (0, 1)), export="add"
+    tc.add,
+    NUMBERS,
+    Elementwise("np.add", "+"),
+    linearity=(L, L),
+    commutative=True,
+    neutral=(0, (0, 1)),
+    export="add",
+    numpy="add",
 )
-Sub = elementwise(tc.sub, NUMBERS, Elementwise("np.subtract", "-"), linearity=(L, L), neutral=(0, (1,)), export="sub")
+Sub = elementwise(
+    tc.sub,
+    NUMBERS,
+    Elementwise("np.subtract", "-"),
+    linearity=(L, L),
+    neutral=(0, (1,)),
+    export="sub",
+    numpy="subtract",
+)
 # mul is bilinear: d(x·y) = x·dy + dx·y
 Mul = elementwise(
     tc.mul,
@@ -149,9 +191,18 @@ Mul = elementwise(
     commutative=True,
     neutral=(1, (0, 1)),
     export="mul",
+    numpy="multiply",
 )
 # div, linear in its numerator: d(x / y) = (dx − (x / y) · dy) / y (written below)
-Div = elementwise(tc.div, FLOATS, Elementwise("np.divide", "/"), linearity=(L, N), neutral=(1, (1,)), export="div")
+Div = elementwise(
+    tc.div,
+    FLOATS,
+    Elementwise("np.divide", "/"),
+    linearity=(L, N),
+    neutral=(1, (1,)),
+    export="div",
+    numpy=("divide", "true_divide"),
+)
 
 
 # pow: d(xʸ) = y · xʸ⁻¹ · dx + log x · xʸ · dy, at the edges as JAX's: ∂/∂y is 0 where x = 0
@@ -189,21 +240,69 @@ def _weights(x: Any, y: Any) -> tuple[Any, Any]:
     return tc.select(tc.gt(x, y), one, tie), tc.select(tc.lt(x, y), one, tie)
 
 
-Pow = elementwise(tc.pow, FLOATS, Elementwise("np.power"), derivative=_pow_partials, export="pow")
-Min = elementwise(tc.min, NUMBERS, Elementwise("np.minimum"), derivative=_min_partials, commutative=True, export="min")
-Max = elementwise(tc.max, NUMBERS, Elementwise("np.maximum"), derivative=_max_partials, commutative=True, export="max")
+Pow = elementwise(tc.pow, FLOATS, Elementwise("np.power"), derivative=_pow_partials, export="pow", numpy="power")
+Min = elementwise(
+    tc.min,
+    NUMBERS,
+    Elementwise("np.minimum"),
+    derivative=_min_partials,
+    commutative=True,
+    export="min",
+    numpy="minimum",
+)
+Max = elementwise(
+    tc.max,
+    NUMBERS,
+    Elementwise("np.maximum"),
+    derivative=_max_partials,
+    commutative=True,
+    export="max",
+    numpy="maximum",
+)
 # The comparisons are piecewise constant: d(x == y) = d(x < y) = 0
 Eq = elementwise(
-    tc.eq, ANY, Elementwise("np.equal", "=="), linearity=(Z, Z), result_dtype=bool_, commutative=True, export="eq"
+    tc.eq,
+    ANY,
+    Elementwise("np.equal", "=="),
+    linearity=(Z, Z),
+    result_dtype=bool_,
+    commutative=True,
+    export="eq",
+    numpy="equal",
 )
 Ne = elementwise(
-    tc.ne, ANY, Elementwise("np.not_equal", "!="), linearity=(Z, Z), result_dtype=bool_, commutative=True, export="ne"
+    tc.ne,
+    ANY,
+    Elementwise("np.not_equal", "!="),
+    linearity=(Z, Z),
+    result_dtype=bool_,
+    commutative=True,
+    export="ne",
+    numpy="not_equal",
 )
-Lt = elementwise(tc.lt, NUMBERS, Elementwise("np.less", "<"), linearity=(Z, Z), result_dtype=bool_, export="lt")
-Le = elementwise(tc.le, NUMBERS, Elementwise("np.less_equal", "<="), linearity=(Z, Z), result_dtype=bool_, export="le")
-Gt = elementwise(tc.gt, NUMBERS, Elementwise("np.greater", ">"), linearity=(Z, Z), result_dtype=bool_, export="gt")
+Lt = elementwise(
+    tc.lt, NUMBERS, Elementwise("np.less", "<"), linearity=(Z, Z), result_dtype=bool_, export="lt", numpy="less"
+)
+Le = elementwise(
+    tc.le,
+    NUMBERS,
+    Elementwise("np.less_equal", "<="),
+    linearity=(Z, Z),
+    result_dtype=bool_,
+    export="le",
+    numpy="less_equal",
+)
+Gt = elementwise(
+    tc.gt, NUMBERS, Elementwise("np.greater", ">"), linearity=(Z, Z), result_dtype=bool_, export="gt", numpy="greater"
+)
 Ge = elementwise(
-    tc.ge, NUMBERS, Elementwise("np.greater_equal", ">="), linearity=(Z, Z), result_dtype=bool_, export="ge"
+    tc.ge,
+    NUMBERS,
+    Elementwise("np.greater_equal", ">="),
+    linearity=(Z, Z),
+    result_dtype=bool_,
+    export="ge",
+    numpy="greater_equal",
 )
 
 

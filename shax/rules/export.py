@@ -38,7 +38,8 @@ class JaxFunction(Protocol):
     called, the list of its outputs; `jitted`, the same under `jax.jit` (one StableHLO
     function, however many call sites)."""
 
-    jitted: Callable[..., list[Any]]
+    @property
+    def jitted(self) -> Callable[..., Any]: ...
 
     def __call__(self, *args: Any) -> list[Any]: ...
 
