@@ -775,9 +775,9 @@ ROWS += [
     Spec(
         P.Eigh,
         (
-            Case("values", lambda a: linalg.eigh(a, 0), ((3, 3),)),
-            Case("vectors", lambda a: linalg.eigh(a, 1), ((3, 3),)),
-            Case("stack", lambda a: linalg.eigh(a, 1), ((2, 3, 3),)),
+            Case("values", lambda a: linalg.eigh(a)[0], ((3, 3),)),
+            Case("vectors", lambda a: linalg.eigh(a)[1], ((3, 3),)),
+            Case("stack", lambda a: linalg.eigh(a)[1], ((2, 3, 3),)),
         ),
         (SPD,),
         FLOATS,
@@ -785,10 +785,10 @@ ROWS += [
     Spec(
         P.Qr,
         (
-            Case("q", lambda a: linalg.qr(a, 0, False), ((4, 3),)),
-            Case("r", lambda a: linalg.qr(a, 1, False), ((4, 3),)),
-            Case("complete", lambda a: linalg.qr(a, 0, True), ((3, 3),)),
-            Case("stack", lambda a: linalg.qr(a, 1, False), ((2, 3, 2),)),
+            Case("q", lambda a: linalg.qr(a, False)[0], ((4, 3),)),
+            Case("r", lambda a: linalg.qr(a, False)[1], ((4, 3),)),
+            Case("complete", lambda a: linalg.qr(a, True)[0], ((3, 3),)),
+            Case("stack", lambda a: linalg.qr(a, False)[1], ((2, 3, 2),)),
         ),
         (GENERAL,),
         FLOATS,
@@ -796,12 +796,13 @@ ROWS += [
     Spec(
         P.Svd,
         (
-            Case("s", lambda a: linalg.svd(a, 0, False), ((4, 3),)),
-            Case("u", lambda a: linalg.svd(a, 1, False), ((4, 3),)),
-            Case("vh", lambda a: linalg.svd(a, 2, False), ((4, 3),)),
-            Case("wide", lambda a: linalg.svd(a, 2, False), ((2, 3),)),
-            Case("full", lambda a: linalg.svd(a, 1, True), ((3, 3),)),
-            Case("stack", lambda a: linalg.svd(a, 1, False), ((2, 2, 3),)),
+            Case("s", lambda a: linalg.svd(a, False, True)[0], ((4, 3),)),
+            Case("u", lambda a: linalg.svd(a, False, True)[1], ((4, 3),)),
+            Case("vh", lambda a: linalg.svd(a, False, True)[2], ((4, 3),)),
+            Case("wide", lambda a: linalg.svd(a, False, True)[2], ((2, 3),)),
+            Case("full", lambda a: linalg.svd(a, True, True)[1], ((3, 3),)),
+            Case("stack", lambda a: linalg.svd(a, False, True)[1], ((2, 2, 3),)),
+            Case("values", lambda a: linalg.svd(a, False, False)[0], ((3, 4),)),
         ),
         (SPREAD,),
         FLOATS,

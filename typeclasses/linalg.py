@@ -8,9 +8,10 @@ evaluated, compiled and exported:
   `symmetrize_input=True`; numpy reads one triangle);
 - a matrix `inv`, `solve` or `cholesky` cannot decompose (singular, not positive
   definite) gives NaNs in its place in the stack, as JAX's, not numpy's LinAlgError.
-`eigh`, `qr` and `svd` give one of their results, `output`: (eigenvalues, eigenvectors),
-(q, r) and (s, u, vh) (s descending); `complete` asks numpy's mode "complete" of qr (q
-square) rather than "reduced", `full_matrices` svd's square u and vh. An SVD that does not
+`eigh`, `qr` and `svd` give all their results, a tuple, from one decomposition:
+(eigenvalues, eigenvectors), (q, r) and (s, u, vh) (s descending; JAX's order), or (s,)
+alone without `compute_uv`; `complete` asks numpy's mode "complete" of qr (q square)
+rather than "reduced", `full_matrices` svd's square u and vh. An SVD that does not
 converge (NaNs in the matrix) gives NaNs, as JAX's.
 """
 
@@ -75,24 +76,29 @@ def _log_abs_det(a: Any) -> Any:
     return np.linalg.slogdet(a)[1]
 
 
-def _eigh(a: Any, output: int) -> Any:
-    return np.linalg.eigh(_symmetric(np.asarray(a)))[output]
+def _eigh(a: Any) -> tuple[Any, Any]:
+    w, v = np.linalg.eigh(_symmetric(np.asarray(a)))
+    return w, v
 
 
-def _qr(a: Any, output: int, complete: bool) -> Any:
-    return np.linalg.qr(a, "complete" if complete else "reduced")[output]
+def _qr(a: Any, complete: bool) -> tuple[Any, Any]:
+    q, r = np.linalg.qr(a, "complete" if complete else "reduced")
+    return q, r
 
 
-def _svd(a: Any, output: int, full_matrices: bool) -> Any:
+def _svd(a: Any, full_matrices: bool, compute_uv: bool) -> tuple[Any, ...]:
     a = np.asarray(a)
     try:
-        return np.linalg.svd(a, full_matrices=full_matrices, compute_uv=True)[(1, 0, 2)[output]]
+        if not compute_uv:
+            return (np.linalg.svd(a, compute_uv=False),)
+        u, s, vh = np.linalg.svd(a, full_matrices=full_matrices, compute_uv=True)
+        return s, u, vh
     except np.linalg.LinAlgError:
         *stack, m, n = a.shape
         k = min(m, n)
         rows, columns = (m, n) if full_matrices else (k, k)
-        shape = ((*stack, k), (*stack, m, rows), (*stack, columns, n))[output]
-        return np.full(shape, np.nan, a.dtype)
+        shapes = ((*stack, k), (*stack, m, rows), (*stack, columns, n))
+        return tuple(np.full(shape, np.nan, a.dtype) for shape in shapes[: 3 if compute_uv else 1])
 
 
 inv = define_function("inv", _inv, typeclass=HNP)

@@ -147,13 +147,13 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Eigh
     if symmetrize_input is not True:
         raise _fail("eigh", "decomposes the symmetric part only (symmetrize_input=True, JAX's default)")
     a = _square("eigh", a)
-    return EighResult(linalg.eigh(a, 0), linalg.eigh(a, 1))
+    return EighResult(*linalg.eigh(a))
 
 
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803 - numpy's name
     """The eigenvalues of eigh, ascending."""
     _uplo("eigvalsh", UPLO)
-    return linalg.eigh(_square("eigvalsh", a), 0)
+    return linalg.eigh(_square("eigvalsh", a))[0]
 
 
 def _uplo(op: str, uplo: Any) -> None:
@@ -174,8 +174,8 @@ def qr(a: Any, mode: str = "reduced") -> Any:
         raise _fail("qr", f"mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     a = _matrices("qr", a)
     complete = mode == "complete"
-    r = linalg.qr(a, 1, complete)
-    return r if mode == "r" else QRResult(linalg.qr(a, 0, complete), r)
+    q, r = linalg.qr(a, complete)
+    return r if mode == "r" else QRResult(q, r)
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
@@ -186,12 +186,13 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
     if _flag("svd", "hermitian", hermitian) and _flag("svd", "compute_uv", compute_uv):
         raise _fail("svd", "hermitian=True with compute_uv=True is not supported (numpy's vectors come from eigh)")
     if not _flag("svd", "compute_uv", compute_uv):
-        return linalg.svd(a, 0, False)
-    return SVDResult(linalg.svd(a, 1, full), linalg.svd(a, 0, False), linalg.svd(a, 2, full))
+        return linalg.svd(a, False, False)[0]
+    s, u, vh = linalg.svd(a, full, True)
+    return SVDResult(u, s, vh)
 
 
 def _singular_values(op: str, a: Any) -> Any:
-    return linalg.svd(_matrices(op, a), 0, False)
+    return linalg.svd(_matrices(op, a), False, False)[0]
 
 
 def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> Any:
@@ -213,7 +214,7 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None
 
 def _pinv_value(a: Any, rtol: float) -> Any:
     """vh.T diag(1/s) u.T, with s at most rtol · s_max read as ∞ (so dropped)."""
-    u, s, vh = (linalg.svd(a, k, False) for k in (1, 0, 2))
+    s, u, vh = linalg.svd(a, False, True)
     *stack, k = np.shape(s)
     largest = tc.broadcast_to(tc.slice(s, [0] * len(np.shape(s)), [*stack, 1]), np.shape(s))
     s = tc.select(tc.gt(s, largest * rtol), s, np.full(np.shape(s), np.inf, np.dtype(s.dtype)))
@@ -261,7 +262,7 @@ def cond(x: Any, p: Any = None) -> Any:
     norm(x, p) · norm(x⁻¹, p) for the other matrix norms; NaN where x⁻¹ is NaN."""
     x = _matrices("cond", x)
     if p is None or _is(p, 2) or _is(p, -2):
-        s = linalg.svd(x, 0, False)
+        s = linalg.svd(x, False, False)[0]
         last = len(np.shape(s)) - 1
         largest, smallest = tc.reduce_max(s, [last]), tc.reduce_min(s, [last])
         return smallest / largest if _is(p, -2) else largest / smallest
@@ -369,7 +370,7 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int]) -> Any:  # noqa: A002 
                 left = [kept - (kept > summed)]
                 return tc.max(tc.reduce_max(sums, left), 0.0) if sign > 0 else tc.reduce_min(sums, left)
     if ord == "nuc" or _is(ord, 2) or _is(ord, -2):  # the sum, the largest (initial 0, JAX's), the smallest of s
-        s = linalg.svd(moveaxis(x, axes, (-2, -1)), 0, False)
+        s = linalg.svd(moveaxis(x, axes, (-2, -1)), False, False)[0]
         last = len(np.shape(s)) - 1
         if ord == "nuc":
             return tc.reduce_sum(s, [last])

@@ -7,14 +7,14 @@ differentiated as JAX differentiates it (`jax/_src/lax/linalg.py`, `jax/_src/num
     cholesky a           L Lᵀ = sym a                   dL = L φ(L⁻¹ sym(da) L⁻ᵀ)
     sign_det a           sign of det a                  piecewise constant
     log_abs_det a        log |det a|                    d = tr(a⁻¹ da)
-    eigh a output        sym a = v diag(w) vᵀ           dw = diag(vᵀ sym(da) v), dv = v (F ∘ vᵀ sym(da) v)
-    qr a output complete a = q r                        dq, dr as JAX's (m ≥ n; square when complete)
-    svd a output full    a = u diag(s) vh               ds = diag(uᵀ da v), du, dvh as JAX's
+    eigh a               sym a = v diag(w) vᵀ           dw = diag(vᵀ sym(da) v), dv = v (F ∘ vᵀ sym(da) v)
+    qr a complete        a = q r                        dq, dr as JAX's (m ≥ n; square when complete)
+    svd a full uv        a = u diag(s) vh               ds = diag(uᵀ da v), du, dvh as JAX's
 
 where sym a = (a + aᵀ)/2, φ keeps the lower triangle and halves the diagonal, and
-F_ij = 1/(w_j − w_i) off the diagonal, 0 on it. eigh and qr have two results, svd three;
-a binding reads one (`output`), and the others, which a derivative needs, are bindings of
-their own.
+F_ij = 1/(w_j − w_i) off the diagonal, 0 on it. eigh and qr have two results, svd three
+(s, u, vh; s alone without `compute_uv`): each is one operation of several results
+(`multi_result`), one decomposition, whose derivative reads all of them.
 Each batches over leading axes, its batch axis moved in front.
 """
 
@@ -28,7 +28,7 @@ import numpy as np
 
 import typeclasses as tc
 from shax.core.errors import ShaxValueError
-from shax.core.primitive import Linearity, Primitive, integer
+from shax.core.primitive import Linearity, Primitive
 from shax.core.types import TensorType
 from shax.rules.batch import batch_rule, batched, batched_at, moveaxis
 from shax.rules.cost import cost_rule
@@ -78,25 +78,32 @@ class LogAbsDet(Primitive):
 
 @attrs.frozen
 class Eigh(Primitive):
+    """Results: the eigenvalues (ascending), the eigenvectors."""
+
     name, function = "eigh", linalg.eigh
     linearity: ClassVar[tuple[Linearity, ...]] = (N,)
-    output: int = attrs.field(converter=integer)  # 0: the eigenvalues (ascending), 1: the eigenvectors
+    multi_result: ClassVar[bool] = True
 
 
 @attrs.frozen
 class Qr(Primitive):
+    """Results: q, r."""
+
     name, function = "qr", linalg.qr
     linearity: ClassVar[tuple[Linearity, ...]] = (N,)
-    output: int = attrs.field(converter=integer)  # 0: q, 1: r
+    multi_result: ClassVar[bool] = True
     complete: bool = attrs.field(converter=bool)  # numpy's mode "complete": q is m × m
 
 
 @attrs.frozen
 class Svd(Primitive):
+    """Results: s (descending), u, vh; s alone without `compute_uv`."""
+
     name, function = "svd", linalg.svd
     linearity: ClassVar[tuple[Linearity, ...]] = (N,)
-    output: int = attrs.field(converter=integer)  # 0: s (descending), 1: u, 2: vh
+    multi_result: ClassVar[bool] = True
     full_matrices: bool = attrs.field(converter=bool)  # u m × m and vh n × n, else k = min(m, n) columns/rows
+    compute_uv: bool = attrs.field(converter=bool)
 
 
 # Types ----------------------------------------------------------------------------------
@@ -109,11 +116,6 @@ def _matrices(prim: Primitive, x: TensorType, square: bool = True) -> tuple[int,
     if x.rank < 2 or (square and x.shape[-1] != x.shape[-2]):
         raise prim.fail(f"needs {'square ' if square else ''}matrices (the last two axes)", x)
     return x.shape[-2], x.shape[-1]
-
-
-def _output(prim: Eigh | Qr | Svd, x: TensorType, count: int = 2) -> None:
-    if not 0 <= prim.output < count:
-        raise prim.fail(f"output {prim.output} is not one of {list(range(count))}", x, error=ShaxValueError)
 
 
 @type_rule(Inv, Cholesky)
@@ -139,30 +141,29 @@ def _det_type(prim: Primitive, operands: Sequence[TensorType]) -> TensorType:
 
 
 @type_rule(Eigh)
-def _eigh_type(prim: Eigh, operands: Sequence[TensorType]) -> TensorType:
+def _eigh_type(prim: Eigh, operands: Sequence[TensorType]) -> tuple[TensorType, TensorType]:
     (a,) = operands
     _matrices(prim, a)
-    _output(prim, a)
-    return a.with_shape(a.shape[:-1]) if prim.output == 0 else a
+    return a.with_shape(a.shape[:-1]), a
 
 
 @type_rule(Qr)
-def _qr_type(prim: Qr, operands: Sequence[TensorType]) -> TensorType:
+def _qr_type(prim: Qr, operands: Sequence[TensorType]) -> tuple[TensorType, TensorType]:
     (a,) = operands
     m, n = _matrices(prim, a, square=False)
-    _output(prim, a)
     k = m if prim.complete else min(m, n)
-    return a.with_shape((*a.shape[:-2], m, k) if prim.output == 0 else (*a.shape[:-2], k, n))
+    return a.with_shape((*a.shape[:-2], m, k)), a.with_shape((*a.shape[:-2], k, n))
 
 
 @type_rule(Svd)
-def _svd_type(prim: Svd, operands: Sequence[TensorType]) -> TensorType:
+def _svd_type(prim: Svd, operands: Sequence[TensorType]) -> tuple[TensorType, ...]:
     (a,) = operands
     m, n = _matrices(prim, a, square=False)
-    _output(prim, a, 3)
     k = min(m, n)
     rows, columns = (m, n) if prim.full_matrices else (k, k)
-    return a.with_shape((*a.shape[:-2], *((k,), (m, rows), (columns, n))[prim.output]))
+    stack = a.shape[:-2]
+    s = a.with_shape((*stack, k))
+    return (s, a.with_shape((*stack, m, rows)), a.with_shape((*stack, columns, n))) if prim.compute_uv else (s,)
 
 
 # Derivatives, in the EDSL -----------------------------------------------------------------
@@ -225,17 +226,14 @@ def _log_abs_det_jvp(prim: LogAbsDet, primals: Sequence[Tracer], tangents: Seque
 
 # eigh: with m = vᵀ sym(da) v, dw = diag m and dv = v (F ∘ m), F_ij = 1/(w_j − w_i) (i ≠ j), F_ii = 0
 @linearize_rule(Eigh)
-def _eigh_jvp(prim: Eigh, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer) -> Tangent:
-    (a,), (da,) = primals, tangents
-    v = residual(linalg.eigh(a, 1))
+def _eigh_jvp(prim: Eigh, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Sequence[Tracer]) -> list[Any]:
+    (a,), (da,), (w, v) = primals, tangents, out
+    v = residual(v)
     m = tc.matmul(tc.matmul(_mT(v), _symmetric(da)), v)
-    if prim.output == 0:
-        return _diagonal(m)
-    w = linalg.eigh(a, 0)
     rows, columns = (tc.broadcast_to(tc.reshape(w, s), tc.shape(a)) for s in _row_and_column(tc.shape(w)))
     eye = _eye(a)
     spread = 1.0 / (eye + columns - rows) - eye
-    return tc.matmul(v, residual(spread) * m)
+    return [_diagonal(m), tc.matmul(v, residual(spread) * m)]
 
 
 def _row_and_column(shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -247,55 +245,55 @@ def _row_and_column(shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int,
 # qr (m ≥ n): with e = da r⁻¹, c = qᵀ e, o = tril(c, −1) − tril(c, −1)ᵀ:
 # dq = q (o − c) + e, dr = (c − o) r
 @linearize_rule(Qr)
-def _qr_jvp(prim: Qr, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer) -> Tangent:
+def _qr_jvp(prim: Qr, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Sequence[Tracer]) -> list[Any]:
     (a,), (da,) = primals, tangents
     *_, m, n = tc.shape(a)
     if m < n or (prim.complete and m != n):
         shape = "square" if prim.complete else "with at least as many rows as columns"
         raise prim.fail(f"is differentiated only on matrices {shape} (as JAX)", a.type, error=ShaxValueError)
-    q, r = residual(linalg.qr(a, 0, prim.complete)), residual(linalg.qr(a, 1, prim.complete))
+    q, r = (residual(x) for x in out)
     e = _mT(linalg.solve(_mT(r), _mT(da)))
     c = tc.matmul(_mT(q), e)
     below = c * np.tril(np.ones((n, n), a.dtype), -1)
     o = below - _mT(below)
-    return tc.matmul(q, o - c) + e if prim.output == 0 else tc.matmul(c - o, r)
+    return [tc.matmul(q, o - c) + e, tc.matmul(c - o, r)]
 
 
 # svd (JAX's): with the reduced u, s, v and dS = uᵀ da v: ds = diag dS,
 # du = u (F ∘ (dS s + (dS s)ᵀ) + ½(dS − dSᵀ) s⁻¹) + (1 − u uᵀ) da v s⁻¹ (m > n),
-# dv = v (F ∘ (s dS + (s dS)ᵀ)) + (1 − v vᵀ) daᵀ u s⁻¹ (n > m), F_ij = 1/(s_j² − s_i²), F_ii = 0
+# dv = v (F ∘ (s dS + (s dS)ᵀ)) + (1 − v vᵀ) daᵀ u s⁻¹ (n > m), F_ij = 1/(s_j² − s_i²), F_ii = 0.
+# Without compute_uv, ds needs u and v all the same: a decomposition with them (JAX's too).
 @linearize_rule(Svd)
-def _svd_jvp(prim: Svd, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer) -> Tangent:
+def _svd_jvp(prim: Svd, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Sequence[Tracer]) -> list[Any]:
     (a,), (da,) = primals, tangents
     *_, m, n = tc.shape(a)
-    if prim.output and prim.full_matrices and m != n:
+    if prim.compute_uv and prim.full_matrices and m != n:
         raise prim.fail("is differentiated only with full_matrices=False (as JAX)", a.type, error=ShaxValueError)
-    u, vh = residual(linalg.svd(a, 1, False)), residual(linalg.svd(a, 2, False))
+    decomposed: Sequence[Any] = out if prim.compute_uv else linalg.svd(a, False, True)
+    s, u, vh = decomposed
+    u, vh = residual(u), residual(vh)
     v = _mT(vh)
     ds_matrix = tc.matmul(tc.matmul(_mT(u), da), v)
-    if prim.output == 0:
-        return _diagonal(ds_matrix)
-    s = linalg.svd(a, 0, False)
+    if not prim.compute_uv:
+        return [_diagonal(ds_matrix)]
     stack, k = tc.shape(s)[:-1], tc.shape(s)[-1]
     rows, columns = (tc.broadcast_to(tc.reshape(s, r), (*stack, k, k)) for r in _row_and_column(tc.shape(s)))
     eye = _eye(rows)
     spread = residual(1.0 / ((columns + rows) * (columns - rows) + eye) - eye)
-    if prim.output == 1:
-        zero = tc.convert_element_type(tc.eq(s, 0.0), np.dtype(s.dtype))
-        # ½ diag(s⁻¹), 0 where s is 0
-        halved_inverse = residual(eye * _as_rows(0.5 / (s + zero) - 0.5 * zero, (*stack, k, k)))
-        scaled = ds_matrix * residual(columns)
-        du = tc.matmul(u, spread * (scaled + _mT(scaled)) + (ds_matrix - _mT(ds_matrix)) * halved_inverse)
-        if m > n:
-            dav = tc.matmul(da, v)
-            du = du + (dav - tc.matmul(u, tc.matmul(_mT(u), dav))) * residual(_as_rows(1.0 / s, (*stack, m, k)))
-        return du
+    zero = tc.convert_element_type(tc.eq(s, 0.0), np.dtype(s.dtype))
+    # ½ diag(s⁻¹), 0 where s is 0
+    halved_inverse = residual(eye * _as_rows(0.5 / (s + zero) - 0.5 * zero, (*stack, k, k)))
+    scaled = ds_matrix * residual(columns)
+    du = tc.matmul(u, spread * (scaled + _mT(scaled)) + (ds_matrix - _mT(ds_matrix)) * halved_inverse)
+    if m > n:
+        dav = tc.matmul(da, v)
+        du = du + (dav - tc.matmul(u, tc.matmul(_mT(u), dav))) * residual(_as_rows(1.0 / s, (*stack, m, k)))
     scaled = ds_matrix * residual(rows)
     dv = tc.matmul(v, spread * (scaled + _mT(scaled)))
     if n > m:
         dau = tc.matmul(_mT(da), u)
         dv = dv + (dau - tc.matmul(v, tc.matmul(vh, dau))) * residual(_as_rows(1.0 / s, (*stack, n, k)))
-    return _mT(dv)
+    return [_diagonal(ds_matrix), du, _mT(dv)]
 
 
 def _as_rows(w: Any, shape: tuple[int, ...]) -> Any:
@@ -306,11 +304,12 @@ def _as_rows(w: Any, shape: tuple[int, ...]) -> Any:
 # Batching: numpy.linalg batches over leading axes; the batch axis moves in front ------------
 
 
-# f of a stack: the batch axis in front, one more stacked axis
+# f of a stack: the batch axis in front, one more stacked axis (of each result)
 @batch_rule(Inv, Cholesky, SignDet, LogAbsDet, Eigh, Qr, Svd)
-def _stacked_batch(prim: Primitive, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Tracer, int]:
+def _stacked_batch(prim: Primitive, operands: Sequence[Tracer], dims: Sequence[int | None]) -> tuple[Any, Any]:
     (x,), (d,) = operands, dims
-    return prim.apply(moveaxis(x, batched(d), 0)), 0
+    results = prim.apply(moveaxis(x, batched(d), 0))
+    return (list(results), [0] * len(results)) if prim.multi_result else (results, 0)
 
 
 # solve a b: both batched in front (an unbatched one broadcast along the batch)
@@ -394,12 +393,15 @@ def _linalg_export(prim: Primitive, operands: Sequence[Any], out: TensorType) ->
 
 
 @export_rule(Eigh, Qr, Svd)
-def _decomposition_export(prim: Eigh | Qr | Svd, operands: Sequence[Any], out: TensorType) -> Any:
+def _decomposition_export(prim: Eigh | Qr | Svd, operands: Sequence[Any], out: Any) -> list[Any]:
     import jax.numpy as jnp
 
+    (a,) = operands
     if isinstance(prim, Eigh):
-        return jnp.linalg.eigh(operands[0], symmetrize_input=True)[prim.output]
+        return list(jnp.linalg.eigh(a, symmetrize_input=True))
     if isinstance(prim, Qr):
-        return jnp.linalg.qr(operands[0], mode="complete" if prim.complete else "reduced")[prim.output]
-    u, s, vh = jnp.linalg.svd(operands[0], full_matrices=prim.full_matrices, compute_uv=True)
-    return (s, u, vh)[prim.output]
+        return list(jnp.linalg.qr(a, mode="complete" if prim.complete else "reduced"))
+    if not prim.compute_uv:
+        return [jnp.linalg.svd(a, compute_uv=False)]
+    u, s, vh = jnp.linalg.svd(a, full_matrices=prim.full_matrices, compute_uv=True)
+    return [s, u, vh]

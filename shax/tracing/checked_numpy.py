@@ -37,7 +37,7 @@ from shax.core.location import current_source
 from shax.core.primitive import DerivedInstance, Primitive, from_user_args, implementing, primitive_method
 from shax.core.types import TensorType, describe, reference_dtype, weak_dtype
 from shax.primitives import Select
-from shax.rules.types import result_type
+from shax.rules.types import result_types
 from typeclasses.numpy_instance import NUMPY_TYPES, numpy_instance
 
 # What numpy raises on values it cannot combine (OverflowError: a Python int beyond a dtype).
@@ -88,7 +88,7 @@ def _check(prim: Primitive, operands: tuple[Any, ...], numbers_shaped: bool = Fa
                 t.with_shape(types[0].shape) if isinstance(o, (bool, int, float)) else t
                 for o, t in zip(operands, types)
             ]
-        result_type(prim, *types)
+        result_types(prim, *types)
     except ShaxError as error:
         raise at(named(error, prim.name), current_source()) from None
 

@@ -346,6 +346,10 @@ class TracerInstance(DerivedInstance):
         return apply(Select(), pred, on_true, on_false)
 
     def derive(self, cls: type[Primitive], method: str) -> Callable[..., Any]:
+        if cls.multi_result:  # one operation, a tuple of its results (`eigh`: (w, v))
+            return primitive_method(
+                cls, method, lambda prim, operands: tuple(apply_all(prim, *operands)), from_user_args(cls)
+            )
         return primitive_method(cls, method, lambda prim, operands: apply(prim, *operands), from_user_args(cls))
 
 
