@@ -64,9 +64,9 @@ from shax.transforms import (
     xpr,
 )
 from shax.transforms.checkpoint import checkpoint, checkpoint_name, remat
-from shax.transforms.cond import cond, switch
-from shax.transforms.loops import fori_loop, scan, while_loop
+from shax.transforms.conditionals import cond, switch
 from shax.transforms.saved_residuals import saved_residuals
+from shax.transforms.structured_loops import fori_loop, scan, while_loop
 
 # The paths of the flat layout before the layered folders, still importable: the examples
 # and docs named `from shax.plot import ...` and the IR's modules (`from shax.ir import

@@ -37,9 +37,9 @@ from shax.core.errors import ShaxTypeError, ShaxValueError, at
 from shax.core.location import current_source
 from shax.lax.windows import conv, conv_general_dilated, reduce_window, top_k
 from shax.tracing.indexing import index
-from shax.transforms.cond import cond, switch
-from shax.transforms.loops import fori_loop, scan, while_loop
+from shax.transforms.conditionals import cond, switch
 from shax.transforms.stop_gradient import stop_gradient
+from shax.transforms.structured_loops import fori_loop, scan, while_loop
 
 __all__ = [
     "cond", "switch", "scan", "fori_loop", "while_loop", "map", "select", "stop_gradient",

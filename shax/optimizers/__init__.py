@@ -1,6 +1,6 @@
 """`shax.optimizers`: two kinds of optimizer.
 
-- Full-loop helpers on `f(params)` (`loops`): `gradient_descent`, `momentum` and `adam`
+- Full-loop helpers on `f(params)` (`descent`): `gradient_descent`, `momentum` and `adam`
   run a whole descent and print the original's `Iteration k: value` lines.
 - Gradient transformations, optax's shape (`transforms`, `aliases`, `schedules`):
   `tx = sgd(0.1, momentum=0.9)`, `state = tx.init(params)`,
@@ -15,7 +15,7 @@ the same functions in both places.
 
 from shax.optimizers import optax
 from shax.optimizers.aliases import adagrad, adamw, rmsprop, sgd
-from shax.optimizers.loops import History, adam, gradient_descent, momentum
+from shax.optimizers.descent import History, adam, gradient_descent, momentum
 from shax.optimizers.schedules import (
     constant_schedule,
     cosine_decay_schedule,
