@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from shax.tools.diff import Diff
     from shax.tools.exercise import Exercise
     from shax.tools.explain import Explanation
-    from shax.tools.stats import PipelineStats, Stats
+    from shax.tools.stats import PipelineStats, PolicyStats, Stats
 
 OPEN_STAGES = 3
 TEXT_LIMIT = 2000  # bindings up to which a view also holds its definitions as text
@@ -254,6 +254,10 @@ def stats_html(s: Stats) -> str:
 
 def pipeline_stats_html(p: PipelineStats) -> str:
     return f'<div class="shax"><style>{STYLE}</style>{_pipeline_table(p)}</div>'
+
+
+def policy_stats_html(p: PolicyStats) -> str:
+    return f'<div class="shax"><style>{STYLE}</style>{_table(p.HEADER, p.rows())}</div>'
 
 
 def _pipeline_table(p: PipelineStats) -> str:
