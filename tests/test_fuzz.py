@@ -343,6 +343,7 @@ STAGES: dict[str, Call] = {
     "jvp": Call(stages.jvp, (PAIR,), {"wrt": [1]}),
     "unzip": Call(stages.unzip, (stages.jvp(PAIR),), {"policy": shax.checkpoint_policies.nothing_saveable}),
     "check_linear": Call(stages.check_linear, (LIN,)),
+    "show_linear": Call(stages.show_linear, (LIN,)),
     "linearize": Call(stages.linearize, (PAIR,), {"wrt": [1]}),
     "transpose": Call(stages.transpose, (LIN,)),
     "zip_definitions": Call(stages.zip_definitions, (TRANSPOSED,)),
