@@ -86,6 +86,10 @@ def test_the_unzipped_linear_program_counts_its_recomputation() -> None:
 def test_stats_print_the_recomputed_flops() -> None:
     shown = str(shax.stats(shax.xpr(shax.grad(loss_of(cp.nothing_saveable)), W)))
     assert f"of the flops, {FORWARD} recompute what a checkpoint policy did not save" in shown
+    assert (
+        f"of the flops, {FORWARD} recompute"
+        in shax.stats(shax.xpr(shax.grad(loss_of(cp.nothing_saveable)), W))._repr_html_()
+    )
     assert "recompute" not in str(shax.stats(shax.xpr(shax.grad(loss_of(cp.everything_saveable)), W)))
 
 

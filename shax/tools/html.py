@@ -249,6 +249,8 @@ def stats_html(s: Stats) -> str:
     note = (
         f"arguments {s.argument_bytes} bytes, outputs {s.output_bytes} bytes{residuals}, peak live {s.peak_bytes} bytes"
     )
+    if s.recomputed_flops:
+        note += f"; of the flops, {s.recomputed_flops} recompute what a checkpoint policy did not save"
     return f'<div class="shax"><style>{STYLE}</style>{body}<div>{html.escape(note)}</div></div>'
 
 
