@@ -119,6 +119,7 @@ def test_policy_stats_takes_named_policies_and_types() -> None:
     assert named.policies["save nothing"].recomputed_flops == FORWARD
     both = shax.policy_stats(layer, H, W, policies=[cp.save_only_these_names("a"), cp.save_only_these_names("b")])
     assert list(both.policies) == ["policy", "policy 1"]
+    assert str(shax.policy_stats(layer, H, W, policies=[])).split() == str(named).splitlines()[0].split()
 
 
 @typeguard.suppress_type_checks

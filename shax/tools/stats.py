@@ -207,7 +207,7 @@ class PolicyStats:
 
     def __str__(self) -> str:
         rows = self.rows()
-        first = max(len(self.HEADER[0]), *(len(r[0]) for r in rows))
+        first = max([len(self.HEADER[0]), *(len(r[0]) for r in rows)])
         widths = [len(h) for h in self.HEADER[1:]]
         lines = [f"{self.HEADER[0]:<{first}}  " + "  ".join(self.HEADER[1:])]
         lines += [f"{r[0]:<{first}}  " + "  ".join(f"{c:>{w}}" for c, w in zip(r[1:], widths)) for r in rows]
