@@ -36,7 +36,7 @@ from shax.tools.diff import Diff, diff
 from shax.tools.exercise import Exercise
 from shax.tools.explain import Explanation, explain
 from shax.tools.graphviz import to_dot
-from shax.tools.stats import PipelineStats, Stats, stats
+from shax.tools.stats import PipelineStats, PolicyStats, Stats, policy_stats, stats
 from shax.tracing import checked_numpy as _checked_numpy  # noqa: F401 - registers shax's numpy instance
 from shax.tracing.evaluate import evaluate
 from shax.tracing.trace import trace
@@ -97,5 +97,5 @@ __all__ = [
     "lax",
     "tree", "tree_util",
     "debug",
-    "checkpoint", "remat", "checkpoint_policies", "checkpoint_name", "saved_residuals",
+    "checkpoint", "remat", "checkpoint_policies", "checkpoint_name", "saved_residuals", "PolicyStats", "policy_stats",
 ]  # fmt: skip

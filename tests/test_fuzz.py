@@ -316,6 +316,9 @@ SHAX: dict[str, Call] = {
         checkpoint_call, (named_pair, shax.checkpoint_policies.save_only_these_names("x"), X, Y), variadic=True
     ),
     "saved_residuals": Call(shax.saved_residuals, (energy, X, Y), variadic=True),
+    "policy_stats": Call(
+        shax.policy_stats, (energy, X, Y), {"policies": [shax.checkpoint_policies.dots_saveable]}, variadic=True
+    ),
     "to_dot": Call(shax.to_dot, (LIN,), {"transposed": True}),
     "explain (stats)": Call(shax.explain, (loss, f32[3]), {"stats": True}, variadic=True),
     "Explanation.stats": Call(EXPLANATION.stats, ()),
@@ -340,6 +343,7 @@ STAGES: dict[str, Call] = {
     "jvp": Call(stages.jvp, (PAIR,), {"wrt": [1]}),
     "unzip": Call(stages.unzip, (stages.jvp(PAIR),), {"policy": shax.checkpoint_policies.nothing_saveable}),
     "check_linear": Call(stages.check_linear, (LIN,)),
+    "show_linear": Call(stages.show_linear, (LIN,)),
     "linearize": Call(stages.linearize, (PAIR,), {"wrt": [1]}),
     "transpose": Call(stages.transpose, (LIN,)),
     "zip_definitions": Call(stages.zip_definitions, (TRANSPOSED,)),
@@ -435,6 +439,7 @@ NOT_CALLED = {
     "Diff": "made by diff",
     "Stats": "made by stats",
     "PipelineStats": "made by Explanation.stats",
+    "PolicyStats": "made by policy_stats",
     "Exercise": "made by Explanation.exercise",
 }
 # shax.random: a key, and each function's good call, on numpy values and with the key traced.

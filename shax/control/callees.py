@@ -260,5 +260,8 @@ def compiled_body(defn: Definition) -> Compiled:
 
 
 def flops(defn: Definition) -> int:
-    """The flops of one run of `defn` (`shax.tracing.cost`)."""
+    """The flops of one run of `defn` (`shax.tracing.cost`), or of its recomputation
+    while `cost.recomputed_flops` counts."""
+    if cost.counting_recomputed():
+        return derived(defn, "recomputed flops", lambda: cost.recomputed_flops(defn))
     return derived(defn, "flops", lambda: cost.flops(defn))

@@ -55,6 +55,12 @@ def type_of(var: Var) -> TensorType:
     return var.type
 
 
+# The origin of a binding `shax.stages.unzip` copies into the linear program because the
+# checkpoint policy did not save its value (then the rule or line that first made it):
+# the backward pass's recomputation, which `shax.stats` counts as `recomputed_flops`.
+RECOMPUTED = "recomputed by the checkpoint policy"
+
+
 def _as_vars(value: Any) -> tuple[Any, ...]:
     """A binding's vars as a tuple: one Var given is one result (anything else but a list
     is kept as one, for validation to name)."""
@@ -83,6 +89,11 @@ class Binding:
         if len(self.vars) != 1:
             raise ShaxTypeError(f"{self.prim.name} defines {len(self.vars)} vars, not one: read binding.vars")
         return self.vars[0]
+
+    @property
+    def recomputed(self) -> bool:
+        """Whether a checkpoint policy recomputes this value in the backward pass (`RECOMPUTED`)."""
+        return self.origin is not None and self.origin.startswith(RECOMPUTED)
 
     def __repr__(self) -> str:
         from shax.core.printing import show_binding

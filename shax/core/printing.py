@@ -12,11 +12,13 @@ Types print `f32[2, 6]`; static parameters print like Haskell's `show`: `[2,6]`,
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections import Counter, deque
+from collections.abc import Iterator, Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -240,19 +242,60 @@ def _show_one(
     var_names: Mapping[int, str] | None = None,
     saved_names: Mapping[int, str] | None = None,
 ) -> str:
-    header = f"def {name}("
-    indent = " " * len(header)
-    args = [f"arg{k} :: {t}" for k, t in enumerate(defn.arg_types)]
-    lines = [header + ", \n".join(args).replace("\n", "\n" + indent) + ") ="]
     bindings = [show_binding(b, names, var_names) for b in defn.bindings]
     if provenance:
         width = max(map(len, bindings), default=0)
         bindings = [
             f"{text.ljust(width)}  -- {show_provenance(b, saved_names)}" for text, b in zip(bindings, defn.bindings)
         ]
+    return _laid_out(defn, name, bindings, [show_var(v, var_names) for v in defn.outputs])
+
+
+def _laid_out(defn: Definition, name: str, bindings: list[str], outputs: list[str]) -> str:
+    """`def name(args) = let bindings in [outputs]`, aligned as the original prints it."""
+    header = f"def {name}("
+    indent = " " * len(header)
+    args = [f"arg{k} :: {t}" for k, t in enumerate(defn.arg_types)]
+    lines = [header + ", \n".join(args).replace("\n", "\n" + indent) + ") ="]
     lines.extend(("  let " if k == 0 else "      ") + text for k, text in enumerate(bindings))
-    lines.append("  in [" + ", ".join(show_var(v, var_names) for v in defn.outputs) + "]")
+    lines.append("  in [" + ", ".join(outputs) + "]")
     return "\n".join(lines)
+
+
+def show_dup_drop(defn: Definition, linear: Set[int], unread: Sequence[int] = ()) -> str:
+    """`defn`, a linear program whose linear values are the vars `linear` (by id), in the
+    notation of "You Only Linearize Once": each linear value is used exactly once, so one
+    read n times is first copied by n − 1 `dup`s, `(x31, x32) = dup x8`, and one never
+    read is consumed, `() = drop x5`, as are the linear arguments at `unread` (which no
+    binding reads in), `() = drop arg1`. Values of residuals alone are unrestricted (the
+    paper's non-linear variables), and the definitions it calls print as they are."""
+    uses = Counter(a.id for b in defn.bindings for a in b.args if a.id in linear)
+    uses.update(v.id for v in defn.outputs if v.id in linear)
+    fresh = itertools.count(max((v.id for b in defn.bindings for v in b.vars), default=-1) + 1)
+    copies: dict[int, deque[str]] = {}  # var id of a linear value read twice or more -> its unread copies
+
+    def read(var: Var) -> str:
+        return copies[var.id].popleft() if var.id in copies else f"x{var.id}"
+
+    callees = called_definitions(defn)
+    names = shown_names(defn, callees)
+    lines = [f"() = drop arg{k}" for k in unread]
+    for b in defn.bindings:
+        lines.append(f"{show_defined(b)} = {' '.join([show_primitive(b.prim, names), *map(read, b.args)])}")
+        for var in b.vars:
+            count = uses[var.id] if var.id in linear else 1
+            if count == 0:
+                lines.append(f"() = drop x{var.id}")
+            copied, typed = f"x{var.id}", "" if var.type is None else f" :: {var.type}"
+            for _ in range(count - 1):  # x -> (a, b), b -> (c, d), ...: one copy per read
+                first, second = next(fresh), next(fresh)
+                lines.append(f"(x{first}{typed}, x{second}{typed}) = dup {copied}")
+                copies.setdefault(var.id, deque()).append(f"x{first}")
+                copied = f"x{second}"
+            if count > 1:
+                copies[var.id].append(copied)
+    shown = [_show_one(d, names[id(d)], names) for d in callees]
+    return "\n".join([*shown, _laid_out(defn, names[id(defn)], lines, [read(v) for v in defn.outputs])])
 
 
 def show_values(values: Any) -> str:

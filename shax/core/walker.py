@@ -44,7 +44,9 @@ def for_each_binding(
     record no operation (evaluation on numpy values) says so with `records=False` and
     skips the attribution, its per-binding cost. What a step records comes from the
     stage's rule for the binding (`linearize rule of sin`), or, with `rules=False` (a
-    definition inlined by evaluation), from where the binding itself came from."""
+    definition inlined by evaluation), from where the binding itself came from; so does
+    what it records of a binding a checkpoint policy recomputes (`Binding.recomputed`: a
+    batched or transposed recomputation is still one)."""
     binding = None
     # The attribution is set for each binding and restored once, after the last: a step
     # that sets its own (a stage run by a rule) restores it before it returns.
@@ -57,7 +59,8 @@ def for_each_binding(
                 origin = origins.get(name)
                 if origin is None:
                     origin = origins[name] = f"{stage} rule of {name}"
-                token = attribute(binding.source, origin)
+                # what a stage makes of a value a checkpoint policy recomputes is recomputed too
+                token = attribute(binding.source, binding.origin if binding.recomputed else origin)
                 before = before or token
                 step(binding)
         elif records:

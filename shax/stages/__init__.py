@@ -1,7 +1,7 @@
 """The stages of the pipeline, each a pure function on definitions."""
 
 from shax.stages.batch import batch
-from shax.stages.check_linear import check_linear
+from shax.stages.check_linear import check_linear, show_linear
 from shax.stages.infer_types import infer_types
 from shax.stages.jvp import jvp
 from shax.stages.linearize import evaluate_linearized, linearize
@@ -18,6 +18,7 @@ __all__ = [
     "infer_types",
     "jvp",
     "linearize",
+    "show_linear",
     "transpose",
     "unzip",
     "zip_definitions",

@@ -14,8 +14,12 @@ residual added to a tangent: that is affine), or at a BILINEAR position whose ot
 factors are not linear (at most one tangent factor in a product); never at a NONLINEAR
 or NON_DIFFERENTIABLE one. Every returned value is linear or zero. A call of a linear
 callee is checked inside too, once per callee; an operation holding definitions of no
-declared linearity (custom_vjp's bwd, called) is linear by its user's contract. The error names the binding, the rule or
-pass that emitted it (its `origin`) and the user's line. One pass: linear time.
+declared linearity (custom_vjp's bwd, called) is linear by its user's contract. The error
+names the binding, the rule or pass that emitted it (its `origin`) and the user's line.
+One pass: linear time.
+
+`show_linear` prints the program checked in the paper's notation, where a linear value is
+used exactly once: explicit `dup` where one is read twice, `drop` where one is never read.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from shax.core.errors import ShaxError, ShaxTypeError, at
 from shax.core.ir import Binding, Definition, LinearizedDefinition
 from shax.core.location import current_source
 from shax.core.primitive import Arg, Linearity
-from shax.core.printing import show_binding
+from shax.core.printing import show_binding, show_dup_drop
 from shax.primitives import Constant
 from shax.tracing.validation import check_well_formed, expect_definition, expect_linearized
 
@@ -43,33 +47,51 @@ def check_linear(defn: Definition | LinearizedDefinition, num_linear: int | None
     """Nothing if `defn` is linear in its first `num_linear` arguments (a
     LinearizedDefinition: its linear part, in the arguments before the residuals; a
     Definition: all of them by default); else a ShaxTypeError naming the binding."""
+    _checked("check_linear", defn, num_linear)
+
+
+def show_linear(defn: Definition | LinearizedDefinition, num_linear: int | None = None) -> str:
+    """The linear program `check_linear` checks, printed in the paper's notation: each
+    linear value used exactly once, with explicit `dup` and `drop` (`shax.core.printing.show_dup_drop`)."""
+    linear, count, kind = _checked("show_linear", defn, num_linear)
+    read = {b.prim.index for b in linear.bindings if isinstance(b.prim, Arg)}
+    unread = [k for k in range(count) if k not in read]
+    return show_dup_drop(linear, {var_id for var_id, k in kind.items() if k is _Kind.LINEAR}, unread)
+
+
+def _checked(
+    what: str, defn: Definition | LinearizedDefinition, num_linear: int | None
+) -> tuple[Definition, int, dict[int, _Kind]]:
+    """The linear program of `defn`, checked, its number of linear arguments, and the kind
+    of each of its values."""
     if isinstance(defn, LinearizedDefinition):
-        expect_linearized("check_linear", defn)
+        expect_linearized(what, defn)
         linear = defn.linear
         count = len(linear.arg_types) - defn.num_residuals if num_linear is None else num_linear
     else:
-        linear = expect_definition("check_linear", defn)
+        linear = expect_definition(what, defn)
         count = len(linear.arg_types) if num_linear is None else num_linear
-    check_well_formed("check_linear", linear)
-    _check(linear, count, set())
+    check_well_formed(what, linear)
+    return linear, count, _check(what, linear, count, set())
 
 
-def _check(defn: Definition, num_linear: int, checked: set[tuple[int, int]]) -> None:
+def _check(what: str, defn: Definition, num_linear: int, checked: set[tuple[int, int]]) -> dict[int, _Kind]:
     kind: dict[int, _Kind] = {}  # var id -> its kind
     for b in defn.bindings:
-        found = _kind_of(defn, b, num_linear, kind)
+        found = _kind_of(what, defn, b, num_linear, kind)
         kind.update((v.id, found) for v in b.vars)
         callee, linear = b.prim.callee(), len(b.prim.linear_operands)
         if callee is not None and linear and (id(callee), linear) not in checked:  # a linear call
             checked.add((id(callee), linear))
-            _check(callee, linear, checked)
+            _check(what, callee, linear, checked)
     for v in defn.outputs:
         if kind[v.id] is _Kind.VALUE:
             message = f"returns x{v.id}, which does not depend on the tangents and is not zero (an affine map)"
-            raise at(ShaxTypeError(f"check_linear: {defn.name} is not linear: it {message}"), current_source())
+            raise at(ShaxTypeError(f"{what}: {defn.name} is not linear: it {message}"), current_source())
+    return kind
 
 
-def _kind_of(defn: Definition, b: Binding, num_linear: int, kind: dict[int, _Kind]) -> _Kind:
+def _kind_of(what: str, defn: Definition, b: Binding, num_linear: int, kind: dict[int, _Kind]) -> _Kind:
     """The kind of `b`'s value, or an error if `b` is not linear in its linear operands."""
     prim = b.prim
     if isinstance(prim, Arg):
@@ -89,16 +111,18 @@ def _kind_of(defn: Definition, b: Binding, num_linear: int, kind: dict[int, _Kin
         return _Kind.LINEAR  # a user's derivative rule (custom_vjp's bwd), linear by its contract
     for k, (a, operand) in enumerate(zip(b.args, kinds)):
         if operand is _Kind.LINEAR and positions[k] not in (Linearity.LINEAR, Linearity.BILINEAR):
-            raise _fail(defn, b, f"applies {prim.name} to the tangent x{a.id} ({positions[k].value} operand {k})")
+            raise _fail(what, defn, b, f"applies {prim.name} to the tangent x{a.id} ({positions[k].value} operand {k})")
     factors = [a for k, a in enumerate(b.args) if positions[k] is Linearity.BILINEAR and kinds[k] is _Kind.LINEAR]
     if len(factors) > 1:
         shown = " and ".join(f"x{a.id}" for a in factors)
-        raise _fail(defn, b, f"multiplies two tangents ({shown}): a product has at most one tangent factor")
+        raise _fail(what, defn, b, f"multiplies two tangents ({shown}): a product has at most one tangent factor")
     if any(kinds[k] is _Kind.LINEAR for k in prim.linear_operands):
         for k in prim.linear_operands:
             if kinds[k] is _Kind.VALUE:
-                what = _what(defn, b.args[k].id, num_linear)
-                raise _fail(defn, b, f"adds {what}, which does not depend on the tangents, to a tangent (affine)")
+                added = _what(defn, b.args[k].id, num_linear)
+                raise _fail(
+                    what, defn, b, f"adds {added}, which does not depend on the tangents, to a tangent (affine)"
+                )
     return _Kind.LINEAR
 
 
@@ -109,7 +133,7 @@ def _what(defn: Definition, var_id: int, num_linear: int) -> str:
     return f"x{var_id}"
 
 
-def _fail(defn: Definition, b: Binding, message: str) -> ShaxError:
+def _fail(what: str, defn: Definition, b: Binding, message: str) -> ShaxError:
     rule = b.origin or "the user's code"
-    text = f"check_linear: {defn.name} is not linear: `{show_binding(b)}` (from {rule}) {message}"
+    text = f"{what}: {defn.name} is not linear: `{show_binding(b)}` (from {rule}) {message}"
     return at(ShaxTypeError(text), b.source or current_source())

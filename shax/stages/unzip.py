@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 
 from shax.core.errors import ShaxTypeError, ShaxValueError, at
 from shax.core.gcpause import collector_paused
-from shax.core.ir import Binding, Definition, LinearizedDefinition, type_of
+from shax.core.ir import RECOMPUTED, Binding, Definition, LinearizedDefinition, type_of
 from shax.core.location import current_source
 from shax.core.primitive import Arg
 from shax.stages.linearize import first_uses, split
@@ -107,9 +107,7 @@ class _Unzipping:
             if waiting:
                 stack.extend(reversed(waiting))
                 continue
-            recomputed = (
-                None if top in self.constant else f"recomputed by the checkpoint policy: {b.origin or 'user code'}"
-            )
+            recomputed = None if top in self.constant else f"{RECOMPUTED}: {b.origin or 'user code'}"
             values = _copy(self.linear, b, [self.linear_values[a.id] for a in b.args], recomputed)
             self.linear_values.update(zip([v.id for v in b.vars], values))
         return self.linear_values[var_id]

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from shax.tools.diff import Diff
     from shax.tools.exercise import Exercise
     from shax.tools.explain import Explanation
-    from shax.tools.stats import PipelineStats, Stats
+    from shax.tools.stats import PipelineStats, PolicyStats, Stats
 
 OPEN_STAGES = 3
 TEXT_LIMIT = 2000  # bindings up to which a view also holds its definitions as text
@@ -249,11 +249,17 @@ def stats_html(s: Stats) -> str:
     note = (
         f"arguments {s.argument_bytes} bytes, outputs {s.output_bytes} bytes{residuals}, peak live {s.peak_bytes} bytes"
     )
+    if s.recomputed_flops:
+        note += f"; of the flops, {s.recomputed_flops} recompute what a checkpoint policy did not save"
     return f'<div class="shax"><style>{STYLE}</style>{body}<div>{html.escape(note)}</div></div>'
 
 
 def pipeline_stats_html(p: PipelineStats) -> str:
     return f'<div class="shax"><style>{STYLE}</style>{_pipeline_table(p)}</div>'
+
+
+def policy_stats_html(p: PolicyStats) -> str:
+    return f'<div class="shax"><style>{STYLE}</style>{_table(p.HEADER, p.rows())}</div>'
 
 
 def _pipeline_table(p: PipelineStats) -> str:
