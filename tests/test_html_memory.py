@@ -16,7 +16,7 @@ import shax.numpy as jnp
 from shax import f32
 from shax.tools.cli import load_function
 from shax.tools.memory import BARS, POINTS, memory_svg, timeline
-from shax.tracing.cost import live_bytes, peak_bytes
+from shax.tracing.measure import live_bytes, peak_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 MEDIUM = str(ROOT / "examples" / "medium.py") + ":medium"

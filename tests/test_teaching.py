@@ -23,7 +23,7 @@ from shax.optimizers import History, adam, gradient_descent, momentum
 from shax.rules import cost_rules
 from shax.stages import infer_types, linearize, transpose
 from shax.tools.cli import load_function, main
-from shax.tracing.cost import nbytes
+from shax.tracing.measure import nbytes
 from typeclasses import cos, sin
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,11 +98,11 @@ def test_a_linearized_definition_counts_both_parts() -> None:
 
 
 def test_a_call_costs_its_callee_once_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    import shax.tracing.cost
+    import shax.tracing.measure
 
     computed: list[str] = []
-    flops = shax.tracing.cost.flops
-    monkeypatch.setattr(shax.tracing.cost, "flops", lambda d: computed.append(d.name) or flops(d))
+    flops = shax.tracing.measure.flops
+    monkeypatch.setattr(shax.tracing.measure, "flops", lambda d: computed.append(d.name) or flops(d))
 
     @shax.subgraph
     def layer(x, w):

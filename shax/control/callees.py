@@ -38,7 +38,7 @@ from shax.stages import batch, check_types, infer_types, linearize, transpose
 from shax.stages.jvp import jvp
 from shax.stages.linearize import definition_of
 from shax.stages.unzip import Policy, unzip
-from shax.tracing import cost
+from shax.tracing import measure
 from shax.tracing.rule_linearity import check_linear_rule
 from shax.tracing.tracer import Tracer, lift, new_trace
 
@@ -260,8 +260,8 @@ def compiled_body(defn: Definition) -> Compiled:
 
 
 def flops(defn: Definition) -> int:
-    """The flops of one run of `defn` (`shax.tracing.cost`), or of its recomputation
-    while `cost.recomputed_flops` counts."""
-    if cost.counting_recomputed():
-        return derived(defn, "recomputed flops", lambda: cost.recomputed_flops(defn))
-    return derived(defn, "flops", lambda: cost.flops(defn))
+    """The flops of one run of `defn` (`shax.tracing.measure`), or of its recomputation
+    while `measure.recomputed_flops` counts."""
+    if measure.counting_recomputed():
+        return derived(defn, "recomputed flops", lambda: measure.recomputed_flops(defn))
+    return derived(defn, "flops", lambda: measure.flops(defn))

@@ -19,7 +19,7 @@ import attrs
 
 from shax.core.ir import LinearizedDefinition
 from shax.primitives import Arg
-from shax.tracing.cost import live_bytes, nbytes
+from shax.tracing.measure import live_bytes, nbytes
 
 if TYPE_CHECKING:
     from shax.tools.explain import Explanation

@@ -41,7 +41,7 @@ from shax.passes import cleanup
 from shax.stages import check_types, transpose
 from shax.stages.jvp import jvp
 from shax.stages.unzip import Policy, unzip
-from shax.tracing.cost import flops_by_primitive, nbytes, peak_bytes, recomputed_flops
+from shax.tracing.measure import flops_by_primitive, nbytes, peak_bytes, recomputed_flops
 from shax.tracing.trace import check_function, function_name
 from shax.transforms import staging
 from shax.transforms.arguments import abstract_types
