@@ -84,24 +84,19 @@ def diff(before: Definition | LinearizedDefinition, after: Definition | Lineariz
     return Diff(before, after, tuple(_folded(lines, context)))
 
 
-def matched(
-    before: Definition, after: Definition, types_count: bool = False, memo: dict[object, Any] | None = None
-) -> list[tuple[str, int, int]]:
+def matched(before: Definition, after: Definition, memo: dict[object, Any] | None = None) -> list[tuple[str, int, int]]:
     """The bindings of `after` against those of `before`, in order, as (mark, position in
     before, position in after): " " kept, "~" changed, "-" removed (-1 after), "+" added (-1
-    before). A binding's type counts when both are typed, or with `types_count` (so that
-    type inference, which types every binding, changes every one). `memo` keeps each
+    before). A binding's type counts: one typed on one side only is changed (type
+    inference, which types every binding, changes every one). `memo` keeps each
     definition's keys and contents for the next call (while the definitions live)."""
-    # The content a change is read from: the operation as printed, the type, and each
-    # operand by its key.
-    typed = types_count or (before.is_typed and after.is_typed)
     memo = {} if memo is None else memo
 
     def keyed(defn: Definition) -> tuple[list[tuple[tuple[str, str], int]], list[Hashable]]:
-        if (id(defn), typed) not in memo:
+        if id(defn) not in memo:
             keys = binding_keys(defn.bindings)
-            memo[(id(defn), typed)] = (keys, _contents(defn, keys, typed))
-        found: tuple[list[tuple[tuple[str, str], int]], list[Hashable]] = memo[(id(defn), typed)]
+            memo[id(defn)] = (keys, _contents(defn, keys))
+        found: tuple[list[tuple[tuple[str, str], int]], list[Hashable]] = memo[id(defn)]
         return found
 
     (old_keys, old_content), (new_keys, new_content) = keyed(before), keyed(after)
@@ -140,12 +135,14 @@ def binding_keys(bindings: Sequence[Binding]) -> list[tuple[tuple[str, str], int
     return keys
 
 
-def _contents(defn: Definition, keys: Sequence[Hashable], typed: bool) -> list[Hashable]:
+def _contents(defn: Definition, keys: Sequence[Hashable]) -> list[Hashable]:
+    """Each binding's content, which a change is read from: the operation as printed, its
+    type (None untyped), and each operand by its key."""
     key_of = {v.id: (k, j) for b, k in zip(defn.bindings, keys) for j, v in enumerate(b.vars)}
     return [
         (
             show_primitive(b.prim),
-            tuple(str(v.type) for v in b.vars) if typed else None,
+            tuple(v.type for v in b.vars),
             tuple(key_of.get(a.id) for a in b.args),
         )
         for b in defn.bindings

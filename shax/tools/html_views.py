@@ -39,15 +39,15 @@ def steps(e: Explanation, index_of: Callable[[Definition], int]) -> list[dict[st
     found: list[dict[str, object]] = [{"t": "tracing", "d": index_of(e.traced)}]
     memo: dict[object, object] = {}  # what `matched` found of each definition, for the next step
 
-    def step(title: str, before: Definition, after: Definition, types_count: bool = False) -> Definition:
+    def step(title: str, before: Definition, after: Definition) -> Definition:
         """The step from `before` to `after`; what follows it (`before` when nothing changed,
         which the page then holds once)."""
-        pairs = matched(before, after, types_count, memo)
+        pairs = matched(before, after, memo)
         same = all(mark == " " for mark, _, _ in pairs)
         found.append({"t": title, "d": index_of(before if same else after), "p": index_of(before), "m": compact(pairs)})
         return before if same else after
 
-    step("type inference", e.traced, e.typed, types_count=True)
+    step("type inference", e.traced, e.typed)
     current = e.typed
     for k, name in enumerate(REWRITES):
         after = e.rewritten if k == len(REWRITES) - 1 else apply_passes(current, [name])
