@@ -174,6 +174,12 @@ class Primitive:
         that use it."""
         return ()
 
+    def with_rewritten(self, rewrite: Callable[[Definition], Definition]) -> Primitive:
+        """This operation holding `rewrite`'s result in place of each definition it holds
+        (a pass reaching into a branch, a body, a callee; `rewrite` keeps each one's
+        signature): itself when it holds none, or `rewrite` returns each as it was."""
+        return self
+
     def runs(self) -> tuple[Definition, ...]:
         """Of `subdefinitions`, those evaluating this operation runs (not a derivative
         rule, which only differentiating it uses)."""
