@@ -231,10 +231,10 @@ def diff_html(d: Diff) -> str:
 
 
 def _diff_lines(d: Diff) -> str:
-    classes = {"+": "add", "-": "del", "~": "chg", " ": "", ".": "prov"}
+    classes = {"+": "add", "-": "del", "~": "chg", " ": "", ".": "prov", ":": "prov"}
     header = html.escape(str(d).split("\n", 2)[0]) + "\n" + html.escape(str(d).split("\n", 2)[1])
     lines = [
-        f'<span class="{classes[mark]}">{html.escape(mark if mark != "." else " ")} {html.escape(text)}</span>'
+        f'<span class="{classes[mark]}">{html.escape(mark if mark not in ".:" else " ")} {html.escape(text)}</span>'
         for mark, text in d.lines
     ]
     return f"<pre>{header}\n" + "\n".join(lines) + "</pre>"

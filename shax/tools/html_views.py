@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from shax.core.ir import Definition
 from shax.passes import apply_passes
-from shax.tools.diff import matched
+from shax.tools.diff import held_changes, matched
 
 if TYPE_CHECKING:
     from shax.tools.explain import Explanation
@@ -45,7 +45,20 @@ def steps(e: Explanation, index_of: Callable[[Definition], int]) -> list[dict[st
         pairs = matched(before, after, memo)
         same = all(mark == " " for mark, _, _ in pairs)
         found.append({"t": title, "d": index_of(before if same else after), "p": index_of(before), "m": compact(pairs)})
+        inside(title, before, after, pairs)
         return before if same else after
+
+    def inside(title: str, before: Definition, after: Definition, pairs: list[tuple[str, int, int]]) -> None:
+        """A step after `title`'s for each definition held in it that changed (a branch, a
+        body: a pass rewrites those too), at any depth (as deep as operations nest)."""
+        for mark, i, j in pairs:
+            if mark != "~":
+                continue
+            for old, new in held_changes(before.bindings[i], after.bindings[j], memo):
+                held = matched(old, new, memo)
+                titled = f"{title}: inside {new.name}"
+                found.append({"t": titled, "d": index_of(new), "p": index_of(old), "m": compact(held)})
+                inside(titled, old, new, held)
 
     step("type inference", e.traced, e.typed)
     current = e.typed
