@@ -113,6 +113,7 @@ STYLE = """
 .shax .fold { color: var(--muted); cursor: pointer; }
 .shax .hidden { border-bottom: 1px dashed var(--muted); }
 .shax .verdict.right { color: var(--add); } .shax .verdict.wrong { color: var(--del); }
+.shax .verdict.unchecked { color: var(--muted); }
 """
 
 SCRIPT = r"""
