@@ -1,7 +1,8 @@
-"""The exercise checker reads nested expressions and evaluates concatenate, gather and
-scatter_add (issue 33, item 8), in headless Chromium: for each blank, the true binding,
-and the true binding nested in an identity, are accepted, a nested wrong one is refused,
-and an operation the checker does not evaluate gets no verdict, never a wrong one."""
+"""The exercise checker reads nested expressions and evaluates concatenate, gather,
+scatter_add and reduce_prod (issue 33, item 8), in headless Chromium: for each blank, the
+true binding, and the true binding nested in an identity, are accepted, a nested wrong
+one is refused, and an operation the checker does not evaluate gets no verdict, never a
+wrong one."""
 
 from __future__ import annotations
 
@@ -42,6 +43,10 @@ def picked(x: Any) -> Any:
     return jnp.sum(jnp.sin(x[jnp.array([2, 0, 2])]))
 
 
+def reduced(x: Any) -> Any:
+    return jnp.sum(jnp.sin(jnp.max(x, axis=0))) * jnp.sum(jnp.prod(x, axis=1))
+
+
 def sliced(x: Any) -> Any:
     return jnp.sum(jnp.sin(lax.dynamic_slice(x, (1,), (2,))))
 
@@ -76,7 +81,8 @@ def test_a_nested_answer_is_checked_as_the_binding_it_spells(browser: Any, tmp_p
 
 
 @pytest.mark.parametrize(("f", "types", "rule"), [(joined, [f32[2, 3], f32[1, 3]], "concatenate"),
-                                                  (picked, [f32[4, 2]], "gather")])  # fmt: skip
+                                                  (picked, [f32[4, 2]], "gather"),
+                                                  (reduced, [f32[3, 2]], "reduce_prod")])  # fmt: skip
 def test_concatenate_gather_and_scatter_add_are_checked(
     browser: Any, tmp_path: Path, f: Any, types: list[Any], rule: str
 ) -> None:

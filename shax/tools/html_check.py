@@ -18,9 +18,9 @@ for the elementwise operations, and compares it with the hidden binding's value:
 shape, and each element within 2·10⁻⁴ of it relatively (the page's values are float32
 ones). A different expression giving the same values is as right, as it is the same
 binding for every later one. The script evaluates the primitives in `CHECKED`. For any
-other (`convert_element_type`, the cumulative and window operations, `reduce_max`,
-`dynamic_slice`, `conv_general_dilated`, linalg, and the operations of several results:
-cond, scan, while, call, custom rules) it gives no verdict: it says it cannot check (a `?`,
+other (`convert_element_type`, `round`, `erf`, `argmax`, `dynamic_slice`, the window
+operations, `conv_general_dilated`, linalg, bitwise ones, and the operations of several
+results: cond, scan, while, call, the custom rules) it gives no verdict: it says it cannot check (a `?`,
 not a ✗), and a blank whose hidden operation is one of those says so beside its box.
 """
 
@@ -35,12 +35,12 @@ from shax.core.ir import Binding
 
 UNARY = (
     "negate sin cos tan exp log tanh sqrt abs sign log1p expm1 sinh cosh logistic floor ceil arcsin arccos arctan "
-    "logical_not"
+    "arcsinh arctanh logical_not stop_gradient"
 ).split()
-BINARY = "add sub mul div max min pow arctan2 gt lt ge le eq ne logical_and logical_or".split()
+BINARY = "add sub mul div max min pow arctan2 gt lt ge le eq ne logical_and logical_or rem".split()
 STRUCTURAL = (
-    "broadcast reshape transpose slice pad reduce_sum rev dot_general dot select fromList concatenate gather "
-    "scatter_add scatter"
+    "broadcast reshape transpose slice pad reduce_sum reduce_prod reduce_max reduce_min rev dot_general dot select "
+    "fromList concatenate gather scatter_add scatter"
 ).split()
 CHECKED = (*UNARY, *BINARY, *STRUCTURAL)
 
@@ -65,11 +65,13 @@ SCRIPT = r"""
   const UNARY = { negate: x => -x, sin: Math.sin, cos: Math.cos, tan: Math.tan, exp: Math.exp, log: Math.log,
     tanh: Math.tanh, sqrt: Math.sqrt, abs: Math.abs, sign: Math.sign, log1p: Math.log1p, expm1: Math.expm1,
     sinh: Math.sinh, cosh: Math.cosh, logistic: x => 1 / (1 + Math.exp(-x)), floor: Math.floor, ceil: Math.ceil,
-    arcsin: Math.asin, arccos: Math.acos, arctan: Math.atan, logical_not: x => +!x };
+    arcsin: Math.asin, arccos: Math.acos, arctan: Math.atan, arcsinh: Math.asinh, arctanh: Math.atanh,
+    logical_not: x => +!x, stop_gradient: x => x };
   const BINARY = { add: (a, b) => a + b, sub: (a, b) => a - b, mul: (a, b) => a * b, div: (a, b) => a / b,
     max: Math.max, min: Math.min, pow: Math.pow, arctan2: Math.atan2, gt: (a, b) => +(a > b),
     lt: (a, b) => +(a < b), ge: (a, b) => +(a >= b), le: (a, b) => +(a <= b), eq: (a, b) => +(a === b),
-    ne: (a, b) => +(a !== b), logical_and: (a, b) => +(a && b), logical_or: (a, b) => +(a || b) };
+    ne: (a, b) => +(a !== b), logical_and: (a, b) => +(a && b), logical_or: (a, b) => +(a || b),
+    rem: (a, b) => a % b };  // C's fmod, as lax.rem: the sign of a
   const count = shape => shape.reduce((a, b) => a * b, 1);
   const fmt = shape => "[" + shape.join(", ") + "]";
   function array(shape, data) {  // row-major elements, with each axis' stride
@@ -135,13 +137,10 @@ SCRIPT = r"""
       const src = idx.map((v, a) => v - p[0][a][0]);
       return src.every((v, a) => v >= 0 && v < x.shape[a]) ? get(x, src) : p[1];
     }),
-    reduce_sum: function (p, x) {
-      const kept = x.shape.map((_, a) => a).filter(a => !p[0].includes(a));
-      const out = array(kept.map(a => x.shape[a]), new Float64Array(count(kept.map(a => x.shape[a]))));
-      const at = idx => kept.reduce((k, a, i) => k + idx[a] * out.st[i], 0);
-      build(x.shape, idx => { out.data[at(idx)] += get(x, idx); return 0; });
-      return out;
-    },
+    reduce_sum: (p, x) => reduce(p, x, 0, (a, b) => a + b),
+    reduce_prod: (p, x) => reduce(p, x, 1, (a, b) => a * b),
+    reduce_max: (p, x) => reduce(p, x, -Infinity, Math.max),
+    reduce_min: (p, x) => reduce(p, x, Infinity, Math.min),
     rev: (p, x) => build(x.shape, idx => get(x, idx.map((v, a) => (p[0].includes(a) ? x.shape[a] - 1 - v : v)))),
     dot_general: (p, x, y) => dotGeneral(x, y, p[0], p[1], p[2], p[3]),
     dot: (p, x, y) => dotGeneral(x, y, [x.shape.length - 1], [0], [], []),
@@ -165,6 +164,13 @@ SCRIPT = r"""
     scatter_add: (p, x, i, u) => scattered(p, x, i, u, (old, v) => old + v),
     scatter: (p, x, i, u) => scattered(p, x, i, u, (old, v) => v),
   };
+  function reduce(p, x, start, combine) {  // x combined over the axes p[0], which leave the shape
+    const kept = x.shape.map((_, a) => a).filter(a => !p[0].includes(a));
+    const out = array(kept.map(a => x.shape[a]), new Float64Array(count(kept.map(a => x.shape[a]))).fill(start));
+    const at = idx => kept.reduce((k, a, i) => k + idx[a] * out.st[i], 0);
+    build(x.shape, idx => { out.data[at(idx)] = combine(out.data[at(idx)], get(x, idx)); return 0; });
+    return out;
+  }
   // gather axis batch x i = x[b..., p..., i[b..., j...], q...], its axes (b..., p..., j..., q...): b the first
   // `batch` axes, p x's axes before `axis`, q after; an index k < 0 means k + n, beyond it is clamped into [0, n).
   function gathered(p, x, i) {
