@@ -36,6 +36,10 @@ if TYPE_CHECKING:
     from shax.core.ir import Definition, Var
     from shax.core.types import TensorType
 
+    # a pass run on a held definition (`with_rewritten`); a name that only exists for type
+    # checkers, as `Definition` here, so that typeguard leaves it to them
+    Rewrite = Callable[[Definition], Definition]
+
 
 class Linearity(enum.Enum):
     """How a primitive depends on one of its operands, the others held fixed."""
@@ -174,7 +178,7 @@ class Primitive:
         that use it."""
         return ()
 
-    def with_rewritten(self, rewrite: Callable[[Definition], Definition]) -> Primitive:
+    def with_rewritten(self, rewrite: Rewrite) -> Primitive:
         """This operation holding `rewrite`'s result in place of each definition it holds
         (a pass reaching into a branch, a body, a callee; `rewrite` keeps each one's
         signature): itself when it holds none, or `rewrite` returns each as it was."""
