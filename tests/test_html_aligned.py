@@ -35,7 +35,7 @@ def test_a_step_holds_its_diff_as_numbers_and_matched_agrees_with_diff() -> None
     numbers = compact([(" ", 0, 0), (" ", 1, 1), ("~", 2, 2), ("-", 3, -1), ("+", -1, 3), (" ", 4, 4)])
     assert numbers == [0, 2, 0, 0, 1, 2, 2, 2, 3, 3, 3, 0, 1, 4, 4]
     # type inference types every binding: each is changed in its step
-    assert {m for m, _, _ in matched(e.traced, e.typed, types_count=True)} == {"~"}
+    assert {m for m, _, _ in matched(e.traced, e.typed)} == {"~"}
     steps = table(e.to_html())["steps"]
     assert [s["t"] for s in steps] == [
         "tracing", "type inference", "pass canonicalize_dot_general", "pass lower_reductions_to_sums_of_slices",

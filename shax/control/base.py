@@ -10,7 +10,7 @@ others held fixed; with none, it is a user's operation, nonlinear in every opera
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
 import attrs
@@ -71,3 +71,19 @@ class Control(Primitive):
         """The definition that computes its results from its operands as they are (a
         call's), which inlining copies in its place."""
         return None
+
+    def with_rewritten(self, rewrite: Callable[[Definition], Definition]) -> Primitive:
+        """Its definition fields (a definition, or a tuple of them: branches) rewritten; a
+        rule traced on demand (a custom derivative's) is not a definition yet, and stays."""
+        changes: dict[str, Definition | tuple[Definition, ...]] = {}
+        for field in attrs.fields(type(self)):
+            held = getattr(self, field.name) if field.init else None
+            if isinstance(held, Definition):
+                new = rewrite(held)
+                if new is not held:
+                    changes[field.name] = new
+            elif isinstance(held, tuple) and held and all(isinstance(d, Definition) for d in held):
+                news = tuple(map(rewrite, held))
+                if any(n is not d for n, d in zip(news, held)):
+                    changes[field.name] = news
+        return attrs.evolve(self, **changes) if changes else self

@@ -36,6 +36,10 @@ if TYPE_CHECKING:
     from shax.core.ir import Definition, Var
     from shax.core.types import TensorType
 
+    # a pass run on a held definition (`with_rewritten`); a name that only exists for type
+    # checkers, as `Definition` here, so that typeguard leaves it to them
+    Rewrite = Callable[[Definition], Definition]
+
 
 class Linearity(enum.Enum):
     """How a primitive depends on one of its operands, the others held fixed."""
@@ -173,6 +177,12 @@ class Primitive:
         a custom derivative's rule): printing shows each once, before the definitions
         that use it."""
         return ()
+
+    def with_rewritten(self, rewrite: Rewrite) -> Primitive:
+        """This operation holding `rewrite`'s result in place of each definition it holds
+        (a pass reaching into a branch, a body, a callee; `rewrite` keeps each one's
+        signature): itself when it holds none, or `rewrite` returns each as it was."""
+        return self
 
     def runs(self) -> tuple[Definition, ...]:
         """Of `subdefinitions`, those evaluating this operation runs (not a derivative

@@ -12,6 +12,7 @@ Types print `f32[2, 6]`; static parameters print like Haskell's `show`: `[2,6]`,
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -179,7 +180,14 @@ def _relative(source: str | None) -> str | None:
     cell = _notebook_cell(source)
     if cell is not None or not os.path.isabs(source):
         return cell or source
-    relative = os.path.relpath(source)
+    return _relative_to(source, os.getcwd())
+
+
+@functools.lru_cache(maxsize=1024)
+def _relative_to(source: str, directory: str) -> str:
+    """`_relative` in `directory`: a page shows hundreds of thousands of bindings from a few
+    lines, and `os.path.relpath` is most of the time it takes to write one."""
+    relative = os.path.relpath(source, directory)
     return source if relative.startswith("..") else relative
 
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from shax.core.builder import Builder
 from shax.core.ir import Binding, Definition, Var, type_of
+from shax.passes.nested import reaching_in
 from shax.passes.rewrite import emit_typed, keep, reshaped, rewrite
 from shax.primitives import DotGeneral, Transpose
 from shax.primitives.dot import free_axes
@@ -36,6 +37,7 @@ def as_rank3(builder: Builder, x: Var, groups: Sequence[Sequence[int]], source: 
     return reshaped(builder, x, merged, source)
 
 
+@reaching_in
 def canonicalize_dot_general(defn: Definition) -> Definition:
     def canonicalize(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var | tuple[Var, ...]:
         prim = binding.prim

@@ -17,6 +17,7 @@ from typing import Any
 from shax.core.builder import Builder
 from shax.core.ir import Binding, Definition, Var
 from shax.core.primitive import Primitive
+from shax.passes.nested import reaching_in
 from shax.passes.rewrite import keep, rewrite
 
 
@@ -28,6 +29,7 @@ def cse_key(prim: Primitive, operands: Sequence[int]) -> tuple[Any, ...]:
     return (prim.cons_key(), *operands)
 
 
+@reaching_in
 def cse(defn: Definition) -> Definition:
     first: dict[tuple[Any, ...], Var | tuple[Var, ...]] = {}  # cse_key on output var ids -> the var computing it first
 

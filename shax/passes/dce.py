@@ -14,9 +14,11 @@ from __future__ import annotations
 from shax.core.ir import Binding, Definition
 from shax.core.primitive import Arg
 from shax.core.well_typed import mark_well_typed
+from shax.passes.nested import reaching_in
 from shax.passes.rewrite import check_input, keep, walk
 
 
+@reaching_in
 def dce(defn: Definition) -> Definition:
     check_input("dce", defn)
     live = {v.id for v in defn.outputs}  # ids of input vars some output depends on

@@ -19,11 +19,13 @@ from shax.core.errors import ShaxError, ShaxTypeError, at
 from shax.core.ir import Binding, Definition, Var, type_of
 from shax.core.printing import show_binding
 from shax.passes.dce import dce
+from shax.passes.nested import reaching_in
 from shax.passes.rewrite import keep, keep_one, rewrite
 from shax.primitives import SMALL_CONSTANT, Arg, Broadcast, Constant
 from shax.rules.evaluate import numpy_rules
 
 
+@reaching_in
 def fold_constants(defn: Definition) -> Definition:
     value_of: dict[int, np.ndarray] = {}  # output var id -> its value, for vars bound to constants
 

@@ -30,6 +30,7 @@ from shax.core.primitive import Primitive
 from shax.core.types import bool_
 from shax.core.well_typed import is_well_typed, mark_well_typed
 from shax.passes.cse import cse_key
+from shax.passes.nested import reaching_in
 from shax.passes.rewrite import check_input, keep, walk
 from shax.primitives import Add, Div, Mul, Neg, Sub
 
@@ -39,6 +40,7 @@ _NEG, _ADD, _SUB, _PRODUCT = "negate", "add", "sub", "product"
 _KINDS: dict[type[Primitive], str] = {Neg: _NEG, Add: _ADD, Sub: _SUB, Mul: _PRODUCT, Div: _PRODUCT}
 
 
+@reaching_in
 def fold_negations(defn: Definition) -> Definition:
     check_input("fold_negations", defn)
     return walk(folded(defn), keep)  # renumbered, as every pass's output is

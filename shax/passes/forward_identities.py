@@ -17,6 +17,7 @@ import numpy as np
 from shax.core.builder import Builder
 from shax.core.ir import Binding, Definition, Var, type_of
 from shax.core.primitive import Primitive
+from shax.passes.nested import reaching_in
 from shax.passes.rewrite import keep_one, rewrite
 from shax.primitives import Constant
 
@@ -53,6 +54,7 @@ def neutral_element(prim: Primitive) -> int | None:
     return found
 
 
+@reaching_in
 def forward_identities(defn: Definition) -> Definition:
     neutral: dict[int, int] = {}  # var id -> 0 or 1, for the kept constants all of whose elements are that
 

@@ -16,6 +16,7 @@ from shax.core.builder import Builder
 from shax.core.ir import Binding, Definition, Var
 from shax.core.primitive import Arg
 from shax.core.well_typed import mark_well_typed
+from shax.passes.nested import reaching_in
 from shax.passes.rewrite import check_input
 
 
@@ -30,6 +31,7 @@ class _Frame:
         self.env: dict[int, Var] = {}  # var id here -> its var in the result
 
 
+@reaching_in
 def inline(defn: Definition) -> Definition:
     check_input("inline", defn)
     builder = Builder()

@@ -25,6 +25,7 @@ import numpy as np
 from shax.core.builder import Builder
 from shax.core.ir import Binding, Definition, Var, type_of
 from shax.core.types import TensorType
+from shax.passes.nested import reaching_in
 from shax.passes.rewrite import emit_typed, keep, reshaped, rewrite
 from shax.primitives import Add, Broadcast, Constant, ReduceSum, Slice
 
@@ -53,6 +54,7 @@ def sum_halves(builder: Builder, x: Var, axis: int, source: str | None) -> Var:
     return x
 
 
+@reaching_in
 def lower_reductions_to_sums_of_slices(defn: Definition) -> Definition:
     def lower(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var | tuple[Var, ...]:
         prim = binding.prim

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from shax.core.builder import Builder
 from shax.core.ir import Binding, Definition, Var, type_of
+from shax.passes.nested import reaching_in
 from shax.passes.rewrite import emit_typed, keep, rewrite
 from shax.primitives import Broadcast
 
 
+@reaching_in
 def materialize_broadcasts(defn: Definition) -> Definition:
     def materialize(builder: Builder, binding: Binding, args: tuple[Var, ...]) -> Var | tuple[Var, ...]:
         if not binding.prim.broadcasting:

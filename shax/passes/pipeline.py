@@ -46,6 +46,7 @@ from shax.passes.forward_identities import forward_identities, forwarded, forwar
 from shax.passes.inline import inline
 from shax.passes.lower_reductions import lower_reductions_to_sums_of_slices
 from shax.passes.materialize_broadcasts import materialize_broadcasts
+from shax.passes.nested import reaching_in
 from shax.passes.rewrite import check_input
 from shax.tracing.validation import expect_definition
 
@@ -80,6 +81,7 @@ def apply_passes(defn: Definition, names: Sequence[str]) -> Definition:
     return defn
 
 
+@reaching_in
 @collector_paused()
 def cleanup(defn: Definition) -> Definition:
     """The default cleanup: forward identities, then cse, then dce."""

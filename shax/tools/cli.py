@@ -32,6 +32,7 @@ from shax.core.errors import ShaxError, ShaxValueError, at
 from shax.core.location import callers_hidden, show_location, user_frame_of
 from shax.core.types import TensorType
 from shax.stages import infer_types
+from shax.tools.binding_values import summary as summarised
 from shax.tools.explain import EVERY_HEADER, Explanation, explain
 from shax.tools.graphviz import SVG_LIMIT, nodes_of, render_svg
 from shax.tracing.trace import trace
@@ -159,7 +160,10 @@ def _show_random(shown: Explanation, given: dict[str, Any], seed: int) -> None:
         if given[option] is not None:
             continue
         size = sum(v.size for v in values)
-        text = json.dumps([_shortest(v) for v in values]) if size <= RANDOM_SHOWN else f"{size} values (not shown)"
+        if size <= RANDOM_SHOWN:
+            text = json.dumps([_shortest(v) for v in values])
+        else:  # each array's shape and range, and how to draw them all again
+            text = "; ".join(map(summarised, values)) + f" (not in full: --seed {seed} draws them again)"
         print(f"shax explain: random --{option} (--seed {seed}): {text}", file=sys.stderr, flush=True)
 
 

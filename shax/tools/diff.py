@@ -15,6 +15,15 @@ and their operation, the n-th such binding of one side with the n-th of the othe
 matched binding whose static parameters, type or operands (each operand known by its
 own match) differ is changed (`~`); the others are added (`+`) or removed (`-`); runs of
 unchanged ones are folded, `context` of them kept beside each change.
+
+The definitions an operation holds (a cond's branches, a loop's body, a callee) count
+in its content, and a pass rewrites them too (`shax.passes.nested`): an operation whose
+held definitions changed is changed, and under it each changed one is diffed in turn,
+indented, after a heading line (mark ":") naming it:
+
+    ~ x5 :: f32[3] = cond [f_false,f_true] x3 x4    (changed inside)
+      in f_true:
+        - x1 :: f32[3] = cos x0
 """
 
 from __future__ import annotations
@@ -37,7 +46,8 @@ class Diff:
 
     before: Definition
     after: Definition
-    lines: tuple[tuple[str, str], ...]  # (mark, text): mark is " ", "+", "-", "~", or "." (folded)
+    # (mark, text): mark is " ", "+", "-", "~", "." (folded), or ":" (a held definition's heading)
+    lines: tuple[tuple[str, str], ...]
 
     @property
     def changed(self) -> bool:
@@ -57,7 +67,8 @@ class Diff:
             f"+++ {self.after.name}  ({counts['added']} added, {counts['removed']} removed, "
             f"{counts['changed']} changed, {counts['unchanged']} unchanged)",
         ]
-        return "\n".join([*header, *(f"{mark} {text}" if mark != "." else f"  {text}" for mark, text in self.lines)])
+        body = [f"{mark} {text}" if mark not in ".:" else f"  {text}" for mark, text in self.lines]
+        return "\n".join([*header, *body])
 
     def _repr_html_(self) -> str:  # Jupyter
         from shax.tools.html import diff_html
@@ -73,36 +84,58 @@ def diff(before: Definition | LinearizedDefinition, after: Definition | Lineariz
     before, after = _definition("before", before), _definition("after", after)
     if isinstance(context, bool) or not isinstance(context, int) or context < 0:
         raise at(ShaxTypeError(f"diff: context must be a non-negative int, got {context!r}"), current_source())
-    lines: list[tuple[str, str]] = []
-    for mark, i, j in matched(before, after):
+    return Diff(before, after, tuple(_lines(before, after, context, {}, "")))
+
+
+# (mark, text, the lines of the definitions it holds that changed, indented)
+_Line = tuple[str, str, list[tuple[str, str]]]
+
+
+def _lines(
+    before: Definition, after: Definition, context: int, memo: dict[object, Any], indent: str
+) -> list[tuple[str, str]]:
+    """`after` against `before`, folded, each changed held definition's lines under its holder
+    (as deep as operations nest, not as long as a program)."""
+    lines: list[_Line] = []
+    for mark, i, j in matched(before, after, memo):
         if mark == "-":
-            lines.append(("-", show_binding(before.bindings[i])))
-        elif mark == "~":
-            lines.append(("~", f"{show_binding(after.bindings[j])}    (was: {show_binding(before.bindings[i])})"))
-        else:
-            lines.append((mark, show_binding(after.bindings[j])))
-    return Diff(before, after, tuple(_folded(lines, context)))
+            lines.append(("-", indent + show_binding(before.bindings[i]), []))
+            continue
+        now = show_binding(after.bindings[j])
+        if mark != "~":
+            lines.append((mark, indent + now, []))
+            continue
+        was = show_binding(before.bindings[i])
+        inside = []
+        for old, new in held_changes(before.bindings[i], after.bindings[j], memo):
+            inside += [(":", f"{indent}  in {new.name}:"), *_lines(old, new, context, memo, indent + "    ")]
+        lines.append(("~", indent + now + (f"    (was: {was})" if was != now else "    (changed inside)"), inside))
+    return _folded(lines, context, indent)
 
 
-def matched(
-    before: Definition, after: Definition, types_count: bool = False, memo: dict[object, Any] | None = None
-) -> list[tuple[str, int, int]]:
+def held_changes(before: Binding, after: Binding, memo: dict[object, Any]) -> list[tuple[Definition, Definition]]:
+    """The definitions `after`'s operation holds that differ from those `before`'s held, in
+    pairs (old, new): none when they hold different numbers of them."""
+    olds, news = before.prim.subdefinitions(), after.prim.subdefinitions()
+    if len(olds) != len(news):
+        return []
+    return [(old, new) for old, new in zip(olds, news) if _fingerprint(old, memo) != _fingerprint(new, memo)]
+
+
+def matched(before: Definition, after: Definition, memo: dict[object, Any] | None = None) -> list[tuple[str, int, int]]:
     """The bindings of `after` against those of `before`, in order, as (mark, position in
     before, position in after): " " kept, "~" changed, "-" removed (-1 after), "+" added (-1
-    before). A binding's type counts when both are typed, or with `types_count` (so that
-    type inference, which types every binding, changes every one). `memo` keeps each
+    before). A binding's type counts: one typed on one side only is changed (type
+    inference, which types every binding, changes every one). `memo` keeps each
     definition's keys and contents for the next call (while the definitions live)."""
-    # The content a change is read from: the operation as printed, the type, and each
-    # operand by its key.
-    typed = types_count or (before.is_typed and after.is_typed)
     memo = {} if memo is None else memo
 
     def keyed(defn: Definition) -> tuple[list[tuple[tuple[str, str], int]], list[Hashable]]:
-        if (id(defn), typed) not in memo:
+        if id(defn) not in memo:
             keys = binding_keys(defn.bindings)
-            memo[(id(defn), typed)] = (keys, _contents(defn, keys, typed))
-        found: tuple[list[tuple[tuple[str, str], int]], list[Hashable]] = memo[(id(defn), typed)]
-        return found
+            memo[id(defn)] = (keys, _contents(defn, keys, memo), defn)  # `defn` kept: its id stays its own
+        keys, contents, _ = memo[id(defn)]
+        return keys, contents
 
     (old_keys, old_content), (new_keys, new_content) = keyed(before), keyed(after)
     found: list[tuple[str, int, int]] = []
@@ -140,32 +173,47 @@ def binding_keys(bindings: Sequence[Binding]) -> list[tuple[tuple[str, str], int
     return keys
 
 
-def _contents(defn: Definition, keys: Sequence[Hashable], typed: bool) -> list[Hashable]:
+def _contents(defn: Definition, keys: Sequence[Hashable], memo: dict[object, Any]) -> list[Hashable]:
+    """Each binding's content, which a change is read from: the operation as printed, its
+    type (None untyped), each operand by its key, and what the definitions it holds compute."""
     key_of = {v.id: (k, j) for b, k in zip(defn.bindings, keys) for j, v in enumerate(b.vars)}
     return [
         (
             show_primitive(b.prim),
-            tuple(str(v.type) for v in b.vars) if typed else None,
+            tuple(v.type for v in b.vars),
             tuple(key_of.get(a.id) for a in b.args),
+            tuple(_fingerprint(held, memo) for held in b.prim.subdefinitions()),
         )
         for b in defn.bindings
     ]
 
 
-def _folded(lines: list[tuple[str, str]], context: int) -> list[tuple[str, str]]:
-    """`lines` with each run of unchanged ones cut to `context` lines beside the changes."""
-    changes = [k for k, (mark, _) in enumerate(lines) if mark != " "]
+def _fingerprint(defn: Definition, memo: dict[object, Any]) -> Hashable:
+    """What a held definition computes, as `matched` compares it: its bindings' keys and
+    contents and its outputs' keys (once per definition, kept in `memo`)."""
+    if ("fingerprint", id(defn)) not in memo:
+        keys = binding_keys(defn.bindings)
+        key_of = {v.id: (k, j) for b, k in zip(defn.bindings, keys) for j, v in enumerate(b.vars)}
+        outputs = tuple(key_of.get(v.id) for v in defn.outputs)
+        memo[("fingerprint", id(defn))] = (defn, (tuple(keys), tuple(_contents(defn, keys, memo)), outputs))
+    return memo[("fingerprint", id(defn))][1]
+
+
+def _folded(lines: list[_Line], context: int, indent: str) -> list[tuple[str, str]]:
+    """`lines` with each run of unchanged ones cut to `context` lines beside the changes,
+    each line followed by the lines of what it holds."""
+    changes = [k for k, (mark, _, _) in enumerate(lines) if mark != " "]
     keep = {k for c in changes for k in range(c - context, c + context + 1)}
     folded: list[tuple[str, str]] = []
     skipped = 0
-    for k, line in enumerate(lines):
-        if line[0] != " " or k in keep:
+    for k, (mark, text, inside) in enumerate(lines):
+        if mark != " " or k in keep:
             if skipped:
-                folded.append((".", f"... {skipped} unchanged"))
+                folded.append((".", f"{indent}... {skipped} unchanged"))
                 skipped = 0
-            folded.append(line)
+            folded += [(mark, text), *inside]
         else:
             skipped += 1
     if skipped:
-        folded.append((".", f"... {skipped} unchanged"))
+        folded.append((".", f"{indent}... {skipped} unchanged"))
     return folded

@@ -30,7 +30,7 @@ from shax.tools.binding_values import all_values, dot_products, linearized_value
 from shax.tools.diff import binding_keys
 from shax.tools.exercise import ANSWERED
 from shax.tools.html_assets import SCRIPT, STYLE
-from shax.tools.html_check import CHECKED, exact
+from shax.tools.html_check import CHECKED, checked, exact
 from shax.tools.html_check import SCRIPT as CHECK_SCRIPT
 from shax.tools.html_views import SCRIPT as VIEWS_SCRIPT
 from shax.tools.html_views import STYLE as VIEWS_STYLE
@@ -155,6 +155,10 @@ class Table:
         if blanks:
             hidden = [(k, b.vars[0].id) for k, b in enumerate(defn.bindings) if b.vars and b.vars[0].id in blanks]
             entry["h"] = [[k, blanks[v]] for k, v in hidden]
+            # the blanks whose operation the checker cannot evaluate: the page says so beside them
+            unchecked = [k for k, _ in hidden if not checked(defn.bindings[k])]
+            if unchecked:
+                entry["u"] = unchecked
             if values and ANSWERED in blanks.values():  # what the checker evaluates answers with
                 entry["e"] = [exact(values[b.vars[0].id]) if len(b.vars) == 1 else None for b in defn.bindings]
         self.bindings += len(rows)
@@ -231,10 +235,10 @@ def diff_html(d: Diff) -> str:
 
 
 def _diff_lines(d: Diff) -> str:
-    classes = {"+": "add", "-": "del", "~": "chg", " ": "", ".": "prov"}
+    classes = {"+": "add", "-": "del", "~": "chg", " ": "", ".": "prov", ":": "prov"}
     header = html.escape(str(d).split("\n", 2)[0]) + "\n" + html.escape(str(d).split("\n", 2)[1])
     lines = [
-        f'<span class="{classes[mark]}">{html.escape(mark if mark != "." else " ")} {html.escape(text)}</span>'
+        f'<span class="{classes[mark]}">{html.escape(mark if mark not in ".:" else " ")} {html.escape(text)}</span>'
         for mark, text in d.lines
     ]
     return f"<pre>{header}\n" + "\n".join(lines) + "</pre>"
@@ -298,7 +302,10 @@ def _header(e: Explanation, task: Exercise | None) -> str:
             "and transposed programs (and ? in the zipped one). Type each as it would print, e.g. "
             "<code>mul x1 x2</code> or <code>x3 = pad [(1,0)] 0.0 x2</code>, and press Enter: the page evaluates "
             "it on the values of the bindings before it (hover one to see its value) and compares it with the "
-            f'hidden binding\'s value. It evaluates {html.escape(", ".join(CHECKED))}. <b class="score"></b></div>'
+            "hidden binding's value. An argument may be a nested expression in parentheses, as in "
+            "<code>mul (cos x1) x6</code>. It evaluates "
+            f"{html.escape(', '.join(CHECKED))}; for another operation it gives no verdict (?). "
+            '<b class="score"></b></div>'
         )
     return f'<header><h1>{html.escape(title)}</h1>{intro}{_LEGEND}{VIEWS}<div class="status"></div></header>'
 

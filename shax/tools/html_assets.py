@@ -129,7 +129,8 @@ SCRIPT = """
     const prov = data.provenance && !bare ? '  <span class="prov">-- ' + esc(S[r[3]]) + "</span>" : "";
     if (mode === 1) return head + '</span><input class="answer" data-i="' + i + '" size="36" spellcheck="false"'
       + ' placeholder="type this binding, e.g. mul x1 x2"><button class="check" data-i="' + i + '">check</button>'
-      + '<span class="verdict" data-i="' + i + '"></span>' + prov;
+      + '<span class="verdict" data-i="' + i + '"></span>' + (d.u && d.u.includes(j) ? '<span class="prov unchecked">'
+      + " (its operation is one the checker does not evaluate: an answer may get no verdict)</span>" : "") + prov;
     if (mode === 2) return head + "?</span>" + prov;
     const operands = [];
     for (let a = 6; a < r.length; a++) operands.push(name(d, r[0] - r[a]));

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from shax.core.ir import Definition
 from shax.passes import apply_passes
-from shax.tools.diff import matched
+from shax.tools.diff import held_changes, matched
 
 if TYPE_CHECKING:
     from shax.tools.explain import Explanation
@@ -39,15 +39,28 @@ def steps(e: Explanation, index_of: Callable[[Definition], int]) -> list[dict[st
     found: list[dict[str, object]] = [{"t": "tracing", "d": index_of(e.traced)}]
     memo: dict[object, object] = {}  # what `matched` found of each definition, for the next step
 
-    def step(title: str, before: Definition, after: Definition, types_count: bool = False) -> Definition:
+    def step(title: str, before: Definition, after: Definition) -> Definition:
         """The step from `before` to `after`; what follows it (`before` when nothing changed,
         which the page then holds once)."""
-        pairs = matched(before, after, types_count, memo)
+        pairs = matched(before, after, memo)
         same = all(mark == " " for mark, _, _ in pairs)
         found.append({"t": title, "d": index_of(before if same else after), "p": index_of(before), "m": compact(pairs)})
+        inside(title, before, after, pairs)
         return before if same else after
 
-    step("type inference", e.traced, e.typed, types_count=True)
+    def inside(title: str, before: Definition, after: Definition, pairs: list[tuple[str, int, int]]) -> None:
+        """A step after `title`'s for each definition held in it that changed (a branch, a
+        body: a pass rewrites those too), at any depth (as deep as operations nest)."""
+        for mark, i, j in pairs:
+            if mark != "~":
+                continue
+            for old, new in held_changes(before.bindings[i], after.bindings[j], memo):
+                held = matched(old, new, memo)
+                titled = f"{title}: inside {new.name}"
+                found.append({"t": titled, "d": index_of(new), "p": index_of(old), "m": compact(held)})
+                inside(titled, old, new, held)
+
+    step("type inference", e.traced, e.typed)
     current = e.typed
     for k, name in enumerate(REWRITES):
         after = e.rewritten if k == len(REWRITES) - 1 else apply_passes(current, [name])
@@ -100,6 +113,7 @@ STYLE = """
 .shax .fold { color: var(--muted); cursor: pointer; }
 .shax .hidden { border-bottom: 1px dashed var(--muted); }
 .shax .verdict.right { color: var(--add); } .shax .verdict.wrong { color: var(--del); }
+.shax .verdict.unchecked { color: var(--muted); }
 """
 
 SCRIPT = r"""
