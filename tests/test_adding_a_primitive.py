@@ -20,13 +20,13 @@ import test_primitives
 import test_tables
 import test_transpose
 import test_zip
-from spec import NONZERO, Spec, unary
+from spec import FLOATS, NONZERO, Spec, unary
 
 import typeclasses as tc
 from shax.core.primitive import implementing
 from shax.core.types import f32, f64
 from shax.primitives.elementwise import elementwise
-from shax.primitives.pointwise import FLOATS
+from shax.primitives.pointwise import FLOATS as FLOAT_DTYPES
 from shax.rules import TABLES, transpose_rules
 from shax.rules.codegen import Elementwise
 from typeclasses.define import define_function
@@ -37,7 +37,7 @@ thrown_cbrt = define_function("thrown_cbrt", np.cbrt)
 
 # 3: the declaration, with its line of math. d(cbrt x) = dx / (3 cbrt(x)²)
 ThrownCbrt = elementwise(
-    thrown_cbrt, FLOATS, Elementwise("np.cbrt"), derivative=lambda x, out: 1.0 / (3.0 * out * out), export="cbrt"
+    thrown_cbrt, FLOAT_DTYPES, Elementwise("np.cbrt"), derivative=lambda x, out: 1.0 / (3.0 * out * out), export="cbrt"
 )
 
 # 4: its spec row (tests/spec.py), on a domain away from the pole of the derivative at 0
