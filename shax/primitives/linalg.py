@@ -227,9 +227,10 @@ def _log_abs_det_jvp(prim: LogAbsDet, primals: Sequence[Tracer], tangents: Seque
 # eigh: with m = vᵀ sym(da) v, dw = diag m and dv = v (F ∘ m), F_ij = 1/(w_j − w_i) (i ≠ j), F_ii = 0
 @linearize_rule(Eigh)
 def _eigh_jvp(prim: Eigh, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Sequence[Tracer]) -> list[Any]:
-    (a,), (da,), (w, v) = primals, tangents, out
-    v = residual(v)
-    m = tc.matmul(tc.matmul(_mT(v), _symmetric(da)), v)
+    (a,), (da,), (w, vectors) = primals, tangents, out
+    # vᵀ is a primal value too: it crosses (as unzip(jvp) has it), not recomputed in the linear program
+    v = residual(vectors)
+    m = tc.matmul(tc.matmul(residual(_mT(vectors)), _symmetric(da)), v)
     rows, columns = (tc.broadcast_to(tc.reshape(w, s), tc.shape(a)) for s in _row_and_column(tc.shape(w)))
     eye = _eye(a)
     spread = 1.0 / (eye + columns - rows) - eye
@@ -251,12 +252,13 @@ def _qr_jvp(prim: Qr, primals: Sequence[Tracer], tangents: Sequence[Tangent], ou
     if m < n or (prim.complete and m != n):
         shape = "square" if prim.complete else "with at least as many rows as columns"
         raise prim.fail(f"is differentiated only on matrices {shape} (as JAX)", a.type, error=ShaxValueError)
-    q, r = (residual(x) for x in out)
-    e = _mT(linalg.solve(_mT(r), _mT(da)))
-    c = tc.matmul(_mT(q), e)
+    q, r = out
+    # rᵀ and qᵀ cross as residuals (primal values, as unzip(jvp) has them)
+    e = _mT(linalg.solve(residual(_mT(r)), _mT(da)))
+    c = tc.matmul(residual(_mT(q)), e)
     below = c * np.tril(np.ones((n, n), a.dtype), -1)
     o = below - _mT(below)
-    return [tc.matmul(q, o - c) + e, tc.matmul(c - o, r)]
+    return [tc.matmul(residual(q), o - c) + e, tc.matmul(c - o, residual(r))]
 
 
 # svd (JAX's): with the reduced u, s, v and dS = uᵀ da v: ds = diag dS,
@@ -270,10 +272,10 @@ def _svd_jvp(prim: Svd, primals: Sequence[Tracer], tangents: Sequence[Tangent], 
     if prim.compute_uv and prim.full_matrices and m != n:
         raise prim.fail("is differentiated only with full_matrices=False (as JAX)", a.type, error=ShaxValueError)
     decomposed: Sequence[Any] = out if prim.compute_uv else linalg.svd(a, False, True)
-    s, u, vh = decomposed
-    u, vh = residual(u), residual(vh)
-    v = _mT(vh)
-    ds_matrix = tc.matmul(tc.matmul(_mT(u), da), v)
+    s, u_primal, vh_primal = decomposed
+    # uᵀ and v = vhᵀ cross as residuals (primal values, as unzip(jvp) has them)
+    ut, v = residual(_mT(u_primal)), residual(_mT(vh_primal))
+    ds_matrix = tc.matmul(tc.matmul(ut, da), v)
     if not prim.compute_uv:
         return [_diagonal(ds_matrix)]
     stack, k = tc.shape(s)[:-1], tc.shape(s)[-1]
@@ -284,15 +286,18 @@ def _svd_jvp(prim: Svd, primals: Sequence[Tracer], tangents: Sequence[Tangent], 
     # ½ diag(s⁻¹), 0 where s is 0
     halved_inverse = residual(eye * _as_rows(0.5 / (s + zero) - 0.5 * zero, (*stack, k, k)))
     scaled = ds_matrix * residual(columns)
+    u = residual(u_primal)
     du = tc.matmul(u, spread * (scaled + _mT(scaled)) + (ds_matrix - _mT(ds_matrix)) * halved_inverse)
     if m > n:
         dav = tc.matmul(da, v)
-        du = du + (dav - tc.matmul(u, tc.matmul(_mT(u), dav))) * residual(_as_rows(1.0 / s, (*stack, m, k)))
+        du = du + (dav - tc.matmul(u, tc.matmul(ut, dav))) * residual(_as_rows(1.0 / s, (*stack, m, k)))
     scaled = ds_matrix * residual(rows)
     dv = tc.matmul(v, spread * (scaled + _mT(scaled)))
     if n > m:
         dau = tc.matmul(_mT(da), u)
-        dv = dv + (dau - tc.matmul(v, tc.matmul(vh, dau))) * residual(_as_rows(1.0 / s, (*stack, n, k)))
+        dv = dv + (dau - tc.matmul(v, tc.matmul(residual(vh_primal), dau))) * residual(
+            _as_rows(1.0 / s, (*stack, n, k))
+        )
     return [_diagonal(ds_matrix), du, _mT(dv)]
 
 
