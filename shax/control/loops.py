@@ -38,10 +38,11 @@ import numpy as np
 
 from shax.control.base import Control
 from shax.control.callees import batched, compiled_body, flops, passed_on, pruned
+from shax.control.hoisting import hoisting
 from shax.control.loop_bodies import scan_derivative, scan_transposed, while_batched, while_jvp
 from shax.core.errors import ShaxTypeError
 from shax.core.ir import Definition
-from shax.core.primitive import Primitive
+from shax.core.primitive import Hoisting, Primitive
 from shax.core.types import TensorType, bool_
 from shax.rules.batch import batch_rule, batched_at, moveaxis
 from shax.rules.codegen import Operand, Site, codegen_rule, dtype_source, shape_source
@@ -97,6 +98,9 @@ class Scan(_Loop):
         iteration reads them), built once per body and outputs kept."""
         kept = tuple(k for k, r in enumerate(read) if r or k < self.carry)
         return None if len(kept) == len(read) else (attrs.evolve(self, body=pruned(self.body, kept)), kept)
+
+    def hoisted(self) -> Hoisting | None:
+        return hoisting(self)
 
     def show(self, names: Mapping[int, str]) -> str:
         params = [f"length={self.length}", f"consts={self.consts}", f"carry={self.carry}"]

@@ -57,7 +57,7 @@ class XlaJit(Jit):
 
     def build(self, in_tree: TreeDef, types: tuple[TensorType, ...]) -> _BuiltXla:  # type: ignore[override]
         staging = stage(self.fn, in_tree, types)
-        defn = passes.cleanup(staging.typed)
+        defn = passes.cleanup(passes.hoist_accumulations(staging.typed))
         function = exported("jit", defn)
         run = _runner(defn.name, function.jitted, staging.out_tree, function.wide)
         return _BuiltXla(defn, function, function.jitted, staging.captured, staging.out_tree, run)
