@@ -239,7 +239,9 @@ def _scan_linearize(
     dx = [t for k, t in tangent_of if k >= start]
     # The activations of the consts alone, computed once: consts every iteration reads.
     invariant = [residual(a) for a in evaluate(d.invariant, *primals[: prim.consts])]
-    stacked = [residual(a) for a in forward[n:]]
+    # An activation that is the step's x slice is the xs themselves, not stacked again (dce drops that y).
+    slices = [k if k is not None and k >= start else None for k in passed_on(d.forward)[n:]]
+    stacked = [residual(a if k is None else primals[k]) for k, a in zip(slices, forward[n:])]
     fixed = len(invariant)
     linear = Scan(d.linear, prim.length, prim.reverse, fixed + len(dc), len(dh), len(dc) + len(dh) + len(dx), fixed)
     dys = iter(apply_all(linear, *invariant, *dc, *dh, *dx, *stacked))  # the float outputs' tangents
