@@ -17,7 +17,9 @@ over the steps, which BLAS and XLA run vectorized, where XLA's CPU backend compi
 
 Done only where it stores less per step than the product it saves: the elements of
 the factors not stacked already are fewer than the product's (a matrix-vector
-product's sum stays in the loop). The loop adds up in another order: the same sum, its
+product's sum stays in the loop), and only products: a plain sum `acc + v` stays too,
+XLA's sum over the step axis after the loop costing more than an add per step. The loop
+adds up in another order: the same sum, its
 rounding may differ. The rewritten loop is not marked linear (a factor it stacks may be
 an activation): it is a program to run, not a linear program to transpose.
 """
@@ -35,7 +37,7 @@ from shax.core.ir import Binding, Definition, Var, type_of
 from shax.core.primitive import Arg, Hoisted, Hoisting, Primitive
 from shax.core.well_typed import mark_well_typed
 from shax.passes import cleanup
-from shax.primitives import Add, DotGeneral, ReduceSum
+from shax.primitives import Add, DotGeneral
 
 if TYPE_CHECKING:
     from shax.control.loops import Scan
@@ -45,7 +47,7 @@ if TYPE_CHECKING:
 class _Sum:
     carry: int  # which carry
     dropped: tuple[Binding, ...]  # acc' = add acc v, and v = dot_general a b if the sum is a product's
-    total: Primitive  # of the stacked terms, after the loop: dot_general over the steps too, or reduce_sum
+    total: Primitive  # of the stacked terms, after the loop: the product over the steps too
     terms: tuple[Var, ...]  # a and b, or v
 
 
@@ -89,7 +91,7 @@ def _plan(scan: Scan) -> _Plan | None:
         if v is not None and type_at[v.id] == type_at[out.id] and type_at[v.id].dtype.is_float:
             adds.append((k, add, v))
     found: list[_Sum] = []
-    for k, add, v in adds:  # the products of per-step factors first: they may stack what the sums read
+    for k, add, v in adds:
         product = binding_of.get(v.id)
         if product is None or not isinstance(product.prim, DotGeneral) or uses[v.id] != 1:
             continue
@@ -99,9 +101,7 @@ def _plan(scan: Scan) -> _Plan | None:
         if sum(type_at[f.id].size for f in factors if f.id not in stacked) < type_at[v.id].size:
             found.append(_Sum(k, (add, product), _over_steps(product.prim), tuple(factors)))
             stacked.update(f.id for f in factors)
-    # a sum of a value stacked anyway: its sum over the steps after the loop, one add fewer per step
-    found += [_Sum(k, (add,), ReduceSum((0,)), (v,)) for k, add, v in adds if v.id in stacked]
-    return _planned(scan, sorted(found, key=lambda s: s.carry)) if found else None
+    return _planned(scan, found) if found else None
 
 
 def _over_steps(dot: DotGeneral) -> DotGeneral:

@@ -203,8 +203,8 @@ class Primitive:
 class Hoisted:
     """A sum a loop no longer carries (`Primitive.hoisted`): its result `result` is its
     operand `init` plus `total` of the stacked `terms` (the step's product, contracting
-    the step axis too; or a sum over the step axis), each `("operand", k)`, the loop's
-    operand k, or `("result", k)`, the rewritten loop's result k."""
+    the step axis too), each `("operand", k)`, the loop's operand k, or `("result", k)`,
+    the rewritten loop's result k."""
 
     result: int
     init: int
