@@ -72,6 +72,19 @@ def test_the_fixed_point_gradient_sums_its_outer_products_after_the_loop() -> No
     assert_same_values(grad, out, a, b, z0)
 
 
+def test_per_example_gradients_sum_a_batched_product_after_the_loop() -> None:
+    # vmap(grad): gW per example is Σ_t of a batched outer product; the stacks' step axis is
+    # contracted, their example axis (1 after it) stays the batch axis.
+    grad = shax.vmap(shax.grad(rnn_loss, argnums=(0, 1)), in_axes=(None, None, 0, None))
+    h0s = np.stack([H0, H0 * 0.5, -H0])
+    defn = shax.xpr(grad, W, U, h0s, XS)
+    out = cleanup(hoist_accumulations(defn))
+    (product,) = (b.prim for b in out.bindings[-3:] if b.prim.name == "dot_general")
+    assert product.dims == ((0,), (0,), (1,), (1,))
+    assert scans(out)[1].carry < scans(defn)[1].carry
+    assert_same_values(defn, out, W, U, h0s, XS)
+
+
 VECTOR_SUMS = ("matrix-vector", "stacked", "not stacked")
 
 
