@@ -38,10 +38,11 @@ import numpy as np
 
 from shax.control.base import Control
 from shax.control.callees import batched, compiled_body, flops, passed_on, pruned
+from shax.control.hoisting import hoisting
 from shax.control.loop_bodies import scan_derivative, scan_transposed, while_batched, while_jvp
 from shax.core.errors import ShaxTypeError
 from shax.core.ir import Definition
-from shax.core.primitive import Primitive
+from shax.core.primitive import Hoisting, Primitive
 from shax.core.types import TensorType, bool_
 from shax.rules.batch import batch_rule, batched_at, moveaxis
 from shax.rules.codegen import Operand, Site, codegen_rule, dtype_source, shape_source
@@ -98,6 +99,9 @@ class Scan(_Loop):
         iteration reads them), built once per body and outputs kept."""
         kept = tuple(k for k, r in enumerate(read) if r or k < self.carry)
         return None if len(kept) == len(read) else (attrs.evolve(self, body=pruned(self.body, kept)), kept)
+
+    def hoisted(self) -> Hoisting | None:
+        return hoisting(self)
 
     def show(self, names: Mapping[int, str]) -> str:
         params = [f"length={self.length}", f"consts={self.consts}", f"carry={self.carry}"]
@@ -236,7 +240,9 @@ def _scan_linearize(
     dx = [t for k, t in tangent_of if k >= start]
     # The activations of the consts alone, computed once: consts every iteration reads.
     invariant = [residual(a) for a in evaluate(d.invariant, *primals[: prim.consts])]
-    stacked = [residual(a) for a in forward[n:]]
+    # An activation that is the step's x slice is the xs themselves, not stacked again (dce drops that y).
+    slices = [k if k is not None and k >= start else None for k in passed_on(d.forward)[n:]]
+    stacked = [residual(a if k is None else primals[k]) for k, a in zip(slices, forward[n:])]
     fixed = len(invariant)
     linear = Scan(d.linear, prim.length, prim.reverse, fixed + len(dc), len(dh), len(dc) + len(dh) + len(dx), fixed)
     dys = iter(apply_all(linear, *invariant, *dc, *dh, *dx, *stacked))  # the float outputs' tangents

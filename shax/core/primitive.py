@@ -167,6 +167,13 @@ class Primitive:
         None: it computes them all."""
         return None
 
+    def hoisted(self) -> Hoisting | None:
+        """For a loop some of whose carries only add up a product of per-step values
+        (`acc = acc + dot_general(a, b)`): the loop that stacks the factors instead, and
+        how each sum is one product of the stacks after it (hoist_accumulations). None:
+        it carries no such sum."""
+        return None
+
     def callee(self) -> Definition | None:
         """The definition computing this operation's results from its operands as they
         are (a call's), which inlining copies in its place; None for most."""
@@ -200,6 +207,31 @@ class Primitive:
         """An error naming this primitive and its operand types."""
         operands = ", ".join(map(str, operand_types))
         return error(f"{self.name}: {message}" + (f" (operands: {operands})" if operand_types else ""))
+
+
+@attrs.frozen
+class Hoisted:
+    """A sum a loop no longer carries (`Primitive.hoisted`): its result `result` is its
+    operand `init` plus `total` of the stacked `terms` (the step's product, contracting
+    the step axis too), each `("operand", k)`, the loop's operand k, or `("result", k)`,
+    the rewritten loop's result k."""
+
+    result: int
+    init: int
+    total: Primitive
+    terms: tuple[tuple[str, int], ...]
+
+
+@attrs.frozen
+class Hoisting:
+    """A loop rewritten so (`Primitive.hoisted`): `prim` takes the operands at positions
+    `operands`; its first results are the old ones at positions `results`, then come
+    the factors it stacks; each of `sums` rebuilds one old result after it."""
+
+    prim: Primitive
+    operands: tuple[int, ...]
+    results: tuple[int, ...]
+    sums: tuple[Hoisted, ...]
 
 
 # primitive class -> the function reading its attrs fields, in order, as a tuple

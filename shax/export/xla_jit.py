@@ -57,7 +57,7 @@ class XlaJit(Jit):
 
     def build(self, in_tree: TreeDef, types: tuple[TensorType, ...]) -> _BuiltXla:  # type: ignore[override]
         staging = stage(self.fn, in_tree, types)
-        defn = passes.cleanup(staging.typed)
+        defn = passes.cleanup(passes.hoist_accumulations(staging.typed))
         function = exported("jit", defn)
         run = _runner(defn.name, function.jitted, staging.out_tree, function.wide)
         return _BuiltXla(defn, function, function.jitted, staging.captured, staging.out_tree, run)
@@ -89,8 +89,8 @@ class XlaJit(Jit):
         built = self.built(in_tree, types)
         same = len(leaves) == len(flat) and all(a is b for a, b in zip(leaves, flat))
         if key is not None and same and not built.captured:
-            numbers = any(a.__class__ in _NUMBERS for a in leaves)  # each to be converted, on every call
-            self._fast[key] = (built.call if numbers else built.run, closure_contents(self.fn))
+            numbers = tuple(k for k, a in enumerate(leaves) if a.__class__ in _NUMBERS)  # the key fixes them
+            self._fast[key] = (built.converting(numbers) if numbers else built.run, closure_contents(self.fn))
         return built.call(leaves)
 
     def source(self, *args: Any) -> str:
@@ -117,13 +117,30 @@ class _BuiltXla:
             cls = a.__class__
             if cls is Tracer:  # inside a shax transform: inline
                 return unflatten(self.out_tree, evaluate(self.defn, *args))
-            if cls in _NUMBERS:  # weakly typed: its declared dtype, before JAX types it
-                dtype = self.defn.arg_types[k].dtype
-                if not fits(a, dtype):  # an int too large (the key has its class, not its value)
-                    message = f"jit: argument {k}: the Python int {a} does not fit {dtype.name}"
-                    raise at(ShaxValueError(message), current_source())
-                args[k] = np.asarray(a, dtype.numpy)
+            if cls in _NUMBERS:
+                args[k] = self._number(k, a)
         return self.run(args)
+
+    def converting(self, positions: tuple[int, ...]) -> Callable[[Sequence[Any]], Any]:
+        """`call` for leaves that are arrays of the declared types but at `positions`, Python
+        numbers (the fast path's key fixes which): only those are converted on each call."""
+        run, number = self.run, self._number
+
+        def call(leaves: Sequence[Any]) -> Any:
+            args = list(leaves)
+            for k in positions:
+                args[k] = number(k, args[k])
+            return run(args)
+
+        return call
+
+    def _number(self, k: int, a: float | int | bool) -> Any:
+        """A Python number, weakly typed, as its declared dtype, before JAX types it."""
+        dtype = self.defn.arg_types[k].dtype
+        if not fits(a, dtype):  # an int too large (the key has its class, not its value)
+            message = f"jit: argument {k}: the Python int {a} does not fit {dtype.name}"
+            raise at(ShaxValueError(message), current_source())
+        return np.asarray(a, dtype.numpy)
 
     def lowered_text(self) -> str:
         specs = [jax.ShapeDtypeStruct(t.shape, np.dtype(t.dtype.numpy)) for t in self.defn.arg_types]

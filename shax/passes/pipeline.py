@@ -43,6 +43,7 @@ from shax.passes.dce import dce, prune_calls
 from shax.passes.fold_constants import fold_constants
 from shax.passes.fold_negations import fold_negations
 from shax.passes.forward_identities import forward_identities, forwarded, forwarded_results, neutral_element
+from shax.passes.hoist_accumulations import hoist_accumulations
 from shax.passes.inline import inline
 from shax.passes.lower_reductions import lower_reductions_to_sums_of_slices
 from shax.passes.materialize_broadcasts import materialize_broadcasts
@@ -57,7 +58,7 @@ PASSES: dict[str, Pass] = {
     p.__name__: p
     for p in (
         dce, cse, fold_constants, fold_negations, forward_identities, materialize_broadcasts, canonicalize_dot_general,
-        lower_reductions_to_sums_of_slices, inline,
+        lower_reductions_to_sums_of_slices, inline, hoist_accumulations,
     )
 }  # fmt: skip
 
