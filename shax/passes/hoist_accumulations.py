@@ -10,18 +10,21 @@ instead, and the sum is one product of the stacks after it, contracting the step
 
 The same value (the sum taken in another order, so its rounding may differ). The loop
 it rewrites is no longer marked linear: this is for programs to run (`jit` runs it),
-not for linear programs to transpose. One walk over the bindings: linear time.
+not for linear programs to transpose. One walk over the bindings (and over each loop
+body, branch and callee: a loop inside a loop's body is hoisted in it): linear time.
 """
 
 from __future__ import annotations
 
 from shax.core.builder import Builder
 from shax.core.ir import Binding, Definition, Var, type_of
+from shax.passes.nested import reaching_in
 from shax.passes.rewrite import emit_typed, keep, rewrite
 from shax.primitives import Add
 from shax.rules.types import result_types
 
 
+@reaching_in
 def hoist_accumulations(defn: Definition) -> Definition:
     return rewrite("hoist_accumulations", defn, _hoisted)
 
