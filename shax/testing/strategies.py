@@ -38,13 +38,18 @@ with `eq`, `argmax`/`argmin`/`argsort` cast back to the float dtype, `sort`, `ga
 and a number branch, `snp.asarray(x).at[i].set(u)` and `.add(u)`, integer `%` and `//`
 (of an `argmax`), floor division and remainders by float constants (`%`, `//`,
 `remainder`, `floor_divide`, `fmod`), `shax.cond` on a reduced predicate (of one result, and of two: one binding),
-and calls (below). It returns 1-2 of its values (a tuple when two). Shapes are small
-(at most `MAX_SIZE` elements, axes of size 1-3).
+loops (`shax.scan`, `shax.fori_loop`, `shax.while_loop`), the steps of
+`shax.testing.structured_steps` (linear algebra on well-conditioned matrices, convolutions,
+window reductions, slices at traced starts, checkpoint names, bitcasts), a step derived
+for every elementwise primitive (`shax.testing.derived_steps`), and calls (below). It
+returns 1-2 of its values (a tuple when two). Shapes are small (at most `MAX_SIZE`
+elements, axes of size 1-3).
 
 A call step reads one output of a `Callee`: a generated sub-program of 1-2 values of
 the program, returning 1-2 of its values (maybe an argument, unchanged), run as a
-`@shax.subgraph` function or by `shax.call` of its traced definition (typed, or
-untyped). A callee may be called again at later steps, on the same values (another of
+`@shax.subgraph` function, by `shax.call` of its traced definition (typed, or
+untyped), or as a `shax.custom_jvp` or `shax.custom_vjp` function whose rules are shax's
+derivatives of it. A callee may be called again at later steps, on the same values (another of
 its outputs: the same call) or on others of the same shapes, and a callee's steps may
 call callees themselves (nesting, up to `MAX_CALL_DEPTH`).
 

@@ -61,17 +61,22 @@ def _gram(v: Any) -> Any:
     return t @ _mT(t)
 
 
+def _like(x: Any, constant: np.ndarray) -> np.ndarray:
+    """A numpy constant in x's dtype: an f64 one would widen an f32 x (numpy's rules)."""
+    return constant.astype(getattr(x.dtype, "numpy", x.dtype))
+
+
 def _spd(v: Any) -> Any:
     """t tᵀ + n·I: symmetric, eigenvalues in [n, n + k] (t = tanh v is n × k, |t| < 1)."""
     n = np.shape(v)[-2]
-    return _gram(v) + n * np.eye(n)
+    return _gram(v) + _like(v, n * np.eye(n))
 
 
 def _separated(v: Any) -> Any:
     """t tᵀ / k + diag(0, 8, ...): entries of t tᵀ / k within [-1, 1], so Gershgorin's
     discs (radius n - 1 ≤ 2 about 8i to 8i + 1) are apart, the eigenvalues distinct."""
     n, k = np.shape(v)[-2:]
-    return _gram(v) * (1.0 / k) + np.diag(8.0 * np.arange(n))
+    return _gram(v) * (1.0 / k) + _like(v, np.diag(8.0 * np.arange(n)))
 
 
 def _matrices(draw: Draw, values: list[Value]) -> int | None:
@@ -137,7 +142,7 @@ def _qr(draw: Draw, values: list[Value], dtype: DType) -> Made:
     part = draw(st.sampled_from([0, 1]))
 
     def apply(x: Any) -> Any:
-        a = tanh(_mT(x) if wide else x) + (0.5 + 5.0 * np.eye(m, n))
+        a = tanh(_mT(x) if wide else x) + _like(x, 0.5 + 5.0 * np.eye(m, n))
         return snp.linalg.qr(a)[part]
 
     shown = "{0}ᵀ" if wide else "{0}"
@@ -159,7 +164,7 @@ def _svd(draw: Draw, values: list[Value], dtype: DType) -> Made:
     diagonal[range(r), range(r)] = 4.0 + 8.0 * np.arange(r)
 
     def apply(x: Any) -> Any:
-        found = snp.linalg.svd(tanh(x) + diagonal, full_matrices=False)[part]
+        found = snp.linalg.svd(tanh(x) + _like(x, diagonal), full_matrices=False)[part]
         return found if part == 1 else found**2.0
 
     shape = v.shape[:-2] + [(m, r), (r,), (r, n)][part]
@@ -261,7 +266,7 @@ def _starts(x: Any, offsets: np.ndarray, moved: bool) -> Any:
     (the values decide it), else 0·Σx + offsets."""
     total = reduce_sum(x, list(range(len(np.shape(x)))))
     shift = 1.5 * tanh(total) if moved else total * 0.0
-    return convert_element_type(floor(shift + offsets), np.int32)
+    return convert_element_type(floor(shift + _like(x, offsets)), np.int32)
 
 
 def _dynamic(moved: bool) -> StepMaker:
