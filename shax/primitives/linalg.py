@@ -226,8 +226,10 @@ def _log_abs_det_jvp(prim: LogAbsDet, primals: Sequence[Tracer], tangents: Seque
 @linearize_rule(Eigh)
 def _eigh_jvp(prim: Eigh, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer) -> Tangent:
     (a,), (da,) = primals, tangents
-    v = residual(linalg.eigh(a, 1))
-    m = tc.matmul(tc.matmul(_mT(v), _symmetric(da)), v)
+    vectors = linalg.eigh(a, 1)
+    # vᵀ is a primal value too: it crosses (as unzip(jvp) has it), not recomputed in the linear program
+    v = residual(vectors)
+    m = tc.matmul(tc.matmul(residual(_mT(vectors)), _symmetric(da)), v)
     if prim.output == 0:
         return _diagonal(m)
     w = linalg.eigh(a, 0)
@@ -252,12 +254,13 @@ def _qr_jvp(prim: Qr, primals: Sequence[Tracer], tangents: Sequence[Tangent], ou
     if m < n or (prim.complete and m != n):
         shape = "square" if prim.complete else "with at least as many rows as columns"
         raise prim.fail(f"is differentiated only on matrices {shape} (as JAX)", a.type, error=ShaxValueError)
-    q, r = residual(linalg.qr(a, 0, prim.complete)), residual(linalg.qr(a, 1, prim.complete))
-    e = _mT(linalg.solve(_mT(r), _mT(da)))
-    c = tc.matmul(_mT(q), e)
+    q, r = linalg.qr(a, 0, prim.complete), linalg.qr(a, 1, prim.complete)
+    # rᵀ and qᵀ cross as residuals (primal values, as unzip(jvp) has them)
+    e = _mT(linalg.solve(residual(_mT(r)), _mT(da)))
+    c = tc.matmul(residual(_mT(q)), e)
     below = c * np.tril(np.ones((n, n), a.dtype), -1)
     o = below - _mT(below)
-    return tc.matmul(q, o - c) + e if prim.output == 0 else tc.matmul(c - o, r)
+    return tc.matmul(residual(q), o - c) + e if prim.output == 0 else tc.matmul(c - o, residual(r))
 
 
 # svd (JAX's): with the reduced u, s, v and dS = uᵀ da v: ds = diag dS,
@@ -269,9 +272,10 @@ def _svd_jvp(prim: Svd, primals: Sequence[Tracer], tangents: Sequence[Tangent], 
     *_, m, n = tc.shape(a)
     if prim.output and prim.full_matrices and m != n:
         raise prim.fail("is differentiated only with full_matrices=False (as JAX)", a.type, error=ShaxValueError)
-    u, vh = residual(linalg.svd(a, 1, False)), residual(linalg.svd(a, 2, False))
-    v = _mT(vh)
-    ds_matrix = tc.matmul(tc.matmul(_mT(u), da), v)
+    # uᵀ and v = vhᵀ cross as residuals (primal values, as unzip(jvp) has them)
+    u_primal, vh_primal = linalg.svd(a, 1, False), linalg.svd(a, 2, False)
+    ut, v = residual(_mT(u_primal)), residual(_mT(vh_primal))
+    ds_matrix = tc.matmul(tc.matmul(ut, da), v)
     if prim.output == 0:
         return _diagonal(ds_matrix)
     s = linalg.svd(a, 0, False)
@@ -284,16 +288,19 @@ def _svd_jvp(prim: Svd, primals: Sequence[Tracer], tangents: Sequence[Tangent], 
         # ½ diag(s⁻¹), 0 where s is 0
         halved_inverse = residual(eye * _as_rows(0.5 / (s + zero) - 0.5 * zero, (*stack, k, k)))
         scaled = ds_matrix * residual(columns)
+        u = residual(u_primal)
         du = tc.matmul(u, spread * (scaled + _mT(scaled)) + (ds_matrix - _mT(ds_matrix)) * halved_inverse)
         if m > n:
             dav = tc.matmul(da, v)
-            du = du + (dav - tc.matmul(u, tc.matmul(_mT(u), dav))) * residual(_as_rows(1.0 / s, (*stack, m, k)))
+            du = du + (dav - tc.matmul(u, tc.matmul(ut, dav))) * residual(_as_rows(1.0 / s, (*stack, m, k)))
         return du
     scaled = ds_matrix * residual(rows)
     dv = tc.matmul(v, spread * (scaled + _mT(scaled)))
     if n > m:
-        dau = tc.matmul(_mT(da), u)
-        dv = dv + (dau - tc.matmul(v, tc.matmul(vh, dau))) * residual(_as_rows(1.0 / s, (*stack, n, k)))
+        dau = tc.matmul(_mT(da), residual(u_primal))
+        dv = dv + (dau - tc.matmul(v, tc.matmul(residual(vh_primal), dau))) * residual(
+            _as_rows(1.0 / s, (*stack, n, k))
+        )
     return _mT(dv)
 
 

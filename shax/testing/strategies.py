@@ -932,14 +932,19 @@ def _callee(draw: Draw, values: list[Value], scope: _Scope) -> Callee:
     picked = [values[_pick(draw, values)] for _ in range(draw(st.integers(1, 2)))]
     params = tuple(Value(v.shape, builtins.max(v.bound, 2 * ARG_BOUND)) for v in picked)
     inner = list(params)
-    steps = _draw_steps(draw, inner, attrs.evolve(scope, depth=scope.depth + 1), MAX_CALLEE_STEPS)
+    kinds = ["subgraph", "call", "untyped"] + (["custom_jvp", "custom_vjp"] if scope.dtype.is_float else [])
+    kind = draw(st.sampled_from(kinds))
+    # A custom_vjp function's steps call nothing and loop nowhere: forward mode through it
+    # transposes its bwd, and transpose's linearity check refuses a bwd (linear in the
+    # cotangents) that holds a call returning a value the cotangents do not reach, or adds
+    # a materialized zero cotangent to one (g1(x) = g0(sin x, x)[0], g0 returning (v1, v0)).
+    depth = MAX_CALL_DEPTH if kind == "custom_vjp" else scope.depth + 1
+    steps = _draw_steps(draw, inner, attrs.evolve(scope, depth=depth), MAX_CALLEE_STEPS)
     outputs = [len(inner) - 1]
     if draw(st.booleans()):
         outputs.append(draw(st.integers(0, len(inner) - 1)))  # maybe an argument, passed on unchanged
     name = f"g{len(scope.callees)}"
     fn = compile_program(len(params), steps, outputs, name)
-    kinds = ["subgraph", "call", "untyped"] + (["custom_jvp", "custom_vjp"] if scope.dtype.is_float else [])
-    kind = draw(st.sampled_from(kinds))
     if kind == "subgraph":
         sub = shax.subgraph(fn)
         function: Callable[..., tuple[Any, ...]] = lambda *xs: _as_tuple(sub(*xs))  # noqa: E731
@@ -1137,9 +1142,9 @@ def programs(
     arguments' types, `args` drawn arguments. They shrink to fewer, simpler steps.
 
     `smooth=True` leaves out the operations that are not differentiable everywhere (abs,
-    signum, min, max, select, sort, ...: the "nonsmooth" family); `calls=False` the calls.
-    Programs take 1 to `max_args` arguments, run 1 to `max_steps` steps and return 1 to
-    `max_outputs` (1 or 2) values."""
+    signum, min, max, select, sort, while loops, ...: the families named "nonsmooth...");
+    `calls=False` the calls and loops. Programs take 1 to `max_args` arguments, run 1 to
+    `max_steps` steps and return 1 to `max_outputs` (1 or 2) values."""
     _expect("programs", "dtype", dtype, isinstance(dtype, DType) and dtype in (f32, f64), "f32 or f64")
     for name, flag in (("smooth", smooth), ("calls", calls)):
         _expect("programs", name, flag, isinstance(flag, bool), "a bool")
