@@ -222,6 +222,8 @@ class _Generator:
         self._record_memory(i, binding, site, operands, alias)
         if alias:
             self.expr[v] = code
+            # the memory of the value it names, so that an alias of it keeps that value alive too
+            self.memory[v] = next((self.memory[a.id] for a in binding.args if self.expr[a.id] == code), EXTERNAL)
             return self._line(i, None, code, binding, reads)
         self.expr[v] = name = f"x{v}"
         if self.types[v].shape and self.memory[v] != EXTERNAL:
