@@ -260,7 +260,7 @@ class _Generator:
             self.expr[v] = f"x{v}"
             if self.types[v].rank > 0:
                 self.names[self.memory[v]].append(f"x{v}")
-            line = self._line(i, f"x{v}", f"{name}[{k}]", binding, [name])
+            line = self._line(i, f"x{v}", f"{name}[{k}]", binding, [name], operands=False)
             assert line is not None, "a line that defines a name"
             lines.append(line)
         lines[-1] = attrs.evolve(lines[-1], dels=(*lines[-1].dels, name))
@@ -346,7 +346,11 @@ class _Generator:
             self.memory[v] = EXTERNAL if alias else self._block(False, end)
             self.contiguous[v] = self.writable[v] = False
 
-    def _line(self, i: int, defines: str | None, code: str, binding: Binding, extra: list[str]) -> Line | None:
+    def _line(
+        self, i: int, defines: str | None, code: str, binding: Binding, extra: list[str], operands: bool = True
+    ) -> Line | None:
+        """The line of `binding` (`defines = code`), reading its operands (unless not
+        `operands`: a result `x5 = g5[0]` reads only g5) and `extra`."""
         dels: list[str] = []
         blocks = self.dying.pop(i, None)
         if blocks is not None:
@@ -358,7 +362,7 @@ class _Generator:
             return Line("", code, (), tuple(dels)) if dels else None
         expr, namespace = self.expr, self.namespace
         reads: list[str] = []
-        for n in [*[expr[a.id] for a in binding.args], *extra]:
+        for n in [*[expr[a.id] for a in binding.args if operands], *extra]:
             if n not in namespace and n not in reads:
                 reads.append(n)
         return Line(defines, code, tuple(reads), tuple(dels))
