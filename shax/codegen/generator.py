@@ -222,6 +222,8 @@ class _Generator:
         self._record_memory(i, binding, site, operands, alias)
         if alias:
             self.expr[v] = code
+            # the memory of the value it names, so that an alias of it keeps that value alive too
+            self.memory[v] = next((self.memory[a.id] for a in binding.args if self.expr[a.id] == code), EXTERNAL)
             return self._line(i, None, code, binding, reads)
         self.expr[v] = name = f"x{v}"
         if self.types[v].shape and self.memory[v] != EXTERNAL:
@@ -258,7 +260,7 @@ class _Generator:
             self.expr[v] = f"x{v}"
             if self.types[v].rank > 0:
                 self.names[self.memory[v]].append(f"x{v}")
-            line = self._line(i, f"x{v}", f"{name}[{k}]", binding, [name])
+            line = self._line(i, f"x{v}", f"{name}[{k}]", binding, [name], operands=False)
             assert line is not None, "a line that defines a name"
             lines.append(line)
         lines[-1] = attrs.evolve(lines[-1], dels=(*lines[-1].dels, name))
@@ -344,7 +346,11 @@ class _Generator:
             self.memory[v] = EXTERNAL if alias else self._block(False, end)
             self.contiguous[v] = self.writable[v] = False
 
-    def _line(self, i: int, defines: str | None, code: str, binding: Binding, extra: list[str]) -> Line | None:
+    def _line(
+        self, i: int, defines: str | None, code: str, binding: Binding, extra: list[str], operands: bool = True
+    ) -> Line | None:
+        """The line of `binding` (`defines = code`), reading its operands (unless not
+        `operands`: a result `x5 = g5[0]` reads only g5) and `extra`."""
         dels: list[str] = []
         blocks = self.dying.pop(i, None)
         if blocks is not None:
@@ -356,7 +362,7 @@ class _Generator:
             return Line("", code, (), tuple(dels)) if dels else None
         expr, namespace = self.expr, self.namespace
         reads: list[str] = []
-        for n in [*[expr[a.id] for a in binding.args], *extra]:
+        for n in [*[expr[a.id] for a in binding.args if operands], *extra]:
             if n not in namespace and n not in reads:
                 reads.append(n)
         return Line(defines, code, tuple(reads), tuple(dels))

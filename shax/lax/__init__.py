@@ -291,7 +291,9 @@ def _start_vector(op: str, starts: Any) -> Any:
     for s in starts:
         t = getattr(s, "type", None)
         if t is None:
-            parts.append(np.array([_int(op, "a start index", s)], np.int32))
+            # a 0-d numpy array of an integer is its number, as JAX reads it (an argmax's result)
+            number = s[()] if isinstance(s, np.ndarray) and s.ndim == 0 else s
+            parts.append(np.array([_int(op, "a start index", number)], np.int32))
         elif t.rank or t.dtype.is_float or t.dtype.name == "bool":
             raise _fail(op, f"a start index must be an integer scalar, got a traced {t}", ShaxTypeError)
         else:

@@ -11,6 +11,7 @@ methods (`typeclasses.instance`) over reduce_sum.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -95,20 +96,46 @@ def _chooser_jvp(prim: Reduction, primals: Sequence[Tracer], tangents: Sequence[
     return tc.reduce_sum(residual(weights) * dx, prim.axes)
 
 
-# prod: d Π x = Σ_i (Π_{j≠i} x_j) dx_i. Π_{j≠i} x_j is Π x / x_i without zeros; with one zero,
-# the product of the others at the zero and 0 elsewhere; with two or more, 0 everywhere
-# (JAX's values, which it computes as products of the elements before and after i).
+# prod: d Π x = Σ_i (Π_{j≠i} x_j) dx_i, each Π_{j≠i} x_j a product of elements (JAX's
+# `_reduce_prod_tree`): no division by x_i, no test for zeros, so its own derivatives, the
+# second derivatives of Π x, are right at zeros too.
 @linearize_rule(ReduceProd)
 def _prod_jvp(prim: Reduction, primals: Sequence[Tracer], tangents: Sequence[Tangent], out: Tracer) -> Tangent:
-    x: Any = primals[0]
-    (dx,), shape, axes = tangents, tc.shape(x), prim.axes
-    zero = tc.eq(x, 0.0)
-    nonzero = tc.select(zero, 1.0, x)  # x with its zeros read as ones
-    others = _spread(tc.reduce_prod(nonzero, axes), axes, shape)  # Π of the nonzero elements
-    zeros = _spread(tc.reduce_sum(tc.select(zero, _ones_like(x), 0.0), axes), axes, shape)
-    at_zero = tc.select(tc.eq(zeros, 1.0), others, 0.0)
-    partials = tc.select(tc.eq(zeros, 0.0), others / nonzero, tc.select(zero, at_zero, 0.0))
-    return tc.reduce_sum(residual(partials) * dx, axes)
+    (dx,) = tangents
+    return tc.reduce_sum(residual(_products_of_the_others(primals[0], prim.axes)) * dx, prim.axes)
+
+
+def _products_of_the_others(x: Any, axes: Sequence[int]) -> Any:
+    """Π_{j≠i} x_j over `axes`, for each element x_i. The reduced elements (moved last,
+    flattened, padded with ones to a power of two) are multiplied in a tree of pairs; then,
+    from the root (whose factor is 1) down, a node's product of the others is its parent's
+    times its sibling's product. Linear work, no division."""
+    shape = tuple(tc.shape(x))
+    kept = [a for a in range(len(shape)) if a not in axes]
+    lead, reduced = [shape[a] for a in kept], [shape[a] for a in axes]
+    n = math.prod(reduced)
+    size = 1 << max(n - 1, 0).bit_length()  # the power of two at least n
+    flat = tc.reshape(tc.transpose(x, [*kept, *axes]), [*lead, n])
+    level = tc.pad(flat, [(0, 0)] * len(lead) + [(0, size - n)], 1.0)
+    pairs: list[Any] = []  # each level's nodes, in pairs: [*lead, m, 2]
+    while size > 1:
+        size //= 2
+        pairs.append(tc.reshape(level, [*lead, size, 2]))
+        level = tc.reshape(_half(pairs[-1], 0) * _half(pairs[-1], 1), [*lead, size])
+    others = _ones_like(level)  # the root's: [*lead, 1]
+    for pair in reversed(pairs):
+        m = tc.shape(pair)[-2]
+        siblings = tc.concatenate(_half(pair, 1), _half(pair, 0), len(lead) + 1)
+        others = tc.reshape(tc.reshape(others, [*lead, m, 1]) * siblings, [*lead, 2 * m])
+    others = tc.reshape(tc.slice(others, [0] * (len(lead) + 1), [*lead, n]), [*lead, *reduced])
+    inverse = sorted(range(len(shape)), key=[*kept, *axes].__getitem__)
+    return tc.transpose(others, inverse)
+
+
+def _half(pairs: Any, k: int) -> Any:
+    """The first (k = 0) or second element of each pair, [..., m, 2] -> [..., m, 1]."""
+    shape = list(tc.shape(pairs))
+    return tc.slice(pairs, [0] * (len(shape) - 1) + [k], [*shape[:-1], k + 1])
 
 
 # The reduced axes shifted past the batch axis d, which moves left by the number of reduced

@@ -38,13 +38,18 @@ with `eq`, `argmax`/`argmin`/`argsort` cast back to the float dtype, `sort`, `ga
 and a number branch, `snp.asarray(x).at[i].set(u)` and `.add(u)`, integer `%` and `//`
 (of an `argmax`), floor division and remainders by float constants (`%`, `//`,
 `remainder`, `floor_divide`, `fmod`), `shax.cond` on a reduced predicate (of one result, and of two: one binding),
-and calls (below). It returns 1-2 of its values (a tuple when two). Shapes are small
-(at most `MAX_SIZE` elements, axes of size 1-3).
+loops (`shax.scan`, `shax.fori_loop`, `shax.while_loop`), the steps of
+`shax.testing.structured_steps` (linear algebra on well-conditioned matrices, convolutions,
+window reductions, slices at traced starts, checkpoint names, bitcasts), a step derived
+for every elementwise primitive (`shax.testing.derived_steps`), and calls (below). It
+returns 1-2 of its values (a tuple when two). Shapes are small (at most `MAX_SIZE`
+elements, axes of size 1-3).
 
 A call step reads one output of a `Callee`: a generated sub-program of 1-2 values of
 the program, returning 1-2 of its values (maybe an argument, unchanged), run as a
-`@shax.subgraph` function or by `shax.call` of its traced definition (typed, or
-untyped). A callee may be called again at later steps, on the same values (another of
+`@shax.subgraph` function, by `shax.call` of its traced definition (typed, or
+untyped), or as a `shax.custom_jvp` or `shax.custom_vjp` function whose rules are shax's
+derivatives of it. A callee may be called again at later steps, on the same values (another of
 its outputs: the same call) or on others of the same shapes, and a callee's steps may
 call callees themselves (nesting, up to `MAX_CALL_DEPTH`).
 
@@ -867,6 +872,17 @@ FAMILIES: dict[str, dict[str, StepMaker]] = {
 }
 
 
+def step_families() -> dict[str, dict[str, StepMaker]]:
+    """Every family of steps `programs()` draws from, by name: `FAMILIES`, those of
+    `shax.testing.structured_steps` (linear algebra, windows, ...) and the steps derived for the
+    elementwise primitives (`shax.testing.derived_steps`). Those modules build on this
+    one's `Step` and `Value`, so they are imported here, when drawing, not at the top.
+    The families whose names start with "nonsmooth" are left out of smooth programs."""
+    from shax.testing import derived_steps, structured_steps
+
+    return {**FAMILIES, **structured_steps.FAMILIES, **derived_steps.families()}
+
+
 # Calls --------------------------------------------------------------------------------
 
 
@@ -877,7 +893,7 @@ class Callee:
     the values `outputs` (bounded by `results`). `function(*operands)` is the tuple of its
     outputs: as a `@shax.subgraph` function (`kind` "subgraph") or `shax.call` of its
     traced definition ("call": typed, "untyped"), or a custom_jvp function whose rule is
-    its jvp ("custom_jvp")."""
+    its jvp ("custom_jvp"), or a custom_vjp one whose bwd is its vjp ("custom_vjp")."""
 
     name: str
     kind: str
@@ -916,20 +932,23 @@ def _callee(draw: Draw, values: list[Value], scope: _Scope) -> Callee:
     picked = [values[_pick(draw, values)] for _ in range(draw(st.integers(1, 2)))]
     params = tuple(Value(v.shape, builtins.max(v.bound, 2 * ARG_BOUND)) for v in picked)
     inner = list(params)
-    steps = _draw_steps(draw, inner, attrs.evolve(scope, depth=scope.depth + 1), MAX_CALLEE_STEPS)
+    kinds = ["subgraph", "call", "untyped"] + (["custom_jvp", "custom_vjp"] if scope.dtype.is_float else [])
+    kind = draw(st.sampled_from(kinds))
+    # A custom_vjp function's steps call nothing and loop nowhere: forward mode through it
+    # transposes its bwd, and transpose's linearity check refuses a bwd (linear in the
+    # cotangents) that holds a call returning a value the cotangents do not reach, or adds
+    # a materialized zero cotangent to one (g1(x) = g0(sin x, x)[0], g0 returning (v1, v0)).
+    depth = MAX_CALL_DEPTH if kind == "custom_vjp" else scope.depth + 1
+    steps = _draw_steps(draw, inner, attrs.evolve(scope, depth=depth), MAX_CALLEE_STEPS)
     outputs = [len(inner) - 1]
     if draw(st.booleans()):
         outputs.append(draw(st.integers(0, len(inner) - 1)))  # maybe an argument, passed on unchanged
     name = f"g{len(scope.callees)}"
     fn = compile_program(len(params), steps, outputs, name)
-    # custom_vjp is left out: forward mode through one (bwd transposed) fails when bwd
-    # itself holds calls whose linear parts return values (see the session note).
-    kinds = ["subgraph", "call", "untyped"] + (["custom_jvp"] if scope.dtype.is_float else [])
-    kind = draw(st.sampled_from(kinds))
     if kind == "subgraph":
         sub = shax.subgraph(fn)
         function: Callable[..., tuple[Any, ...]] = lambda *xs: _as_tuple(sub(*xs))  # noqa: E731
-    elif kind == "custom_jvp":
+    elif kind in ("custom_jvp", "custom_vjp"):
         custom = _with_rule(fn, kind)
         function = lambda *xs: _as_tuple(custom(*xs))  # noqa: E731
     else:
@@ -942,12 +961,16 @@ def _callee(draw: Draw, values: list[Value], scope: _Scope) -> Callee:
 
 
 def _with_rule(fn: Callable[..., Any], kind: str) -> Any:
-    """`fn` with a derivative rule of its own: a custom_jvp rule of shax's jvp of it (so
-    the rule is right, and every stage meets the custom operation)."""
-    assert kind == "custom_jvp", kind
-    with_jvp = shax.custom_jvp(fn)
-    with_jvp.defjvp(lambda primals, tangents: shax.jvp(fn, tuple(primals), tuple(tangents)))
-    return with_jvp
+    """`fn` with a derivative rule of its own, shax's derivative of it (so the rule is right,
+    and every stage meets the custom operation): a custom_jvp rule of its jvp, or a
+    custom_vjp pair whose fwd keeps the arguments and whose bwd is their vjp."""
+    if kind == "custom_jvp":
+        with_jvp = shax.custom_jvp(fn)
+        with_jvp.defjvp(lambda primals, tangents: shax.jvp(fn, tuple(primals), tuple(tangents)))
+        return with_jvp
+    with_vjp = shax.custom_vjp(fn)
+    with_vjp.defvjp(lambda *xs: (fn(*xs), xs), lambda xs, cts: shax.vjp(fn, *xs)[1](cts))
+    return with_vjp
 
 
 def _call(draw: Draw, values: list[Value], scope: _Scope) -> tuple[Step, Value] | None:
@@ -1002,12 +1025,19 @@ def _loop(draw: Draw, values: list[Value], scope: _Scope) -> tuple[Step, Value] 
     value, or `shax.fori_loop` of 1-3 steps, carrying a value c of the program and closing
     over another (a loop-invariant const). The body's steps compute r from (c, x, const);
     its carry c·½ + tanh(Σ r)·½ stays within max(bound of c, 1) however long it runs; the
-    scan's ys are the rs, stacked. The step reads the final carry or the stacked ys."""
+    scan's ys are the rs, stacked. The step reads the final carry or the stacked ys.
+
+    Outside smooth programs also `shax.while_loop` over (i, c), while i < 1-3 (and, maybe,
+    Σ c < a threshold: a trip count the values decide), its final c under `stop_gradient`:
+    reverse mode cannot differentiate a while loop (JAX's cannot either), its trip count
+    known only when it runs."""
     carried_value = _pick(draw, values)
     c = values[carried_value]
-    kind = draw(st.sampled_from(["scan", "scan reverse", "fori_loop"]))
+    kinds = ["scan", "scan reverse", "fori_loop"] + (["while"] if "nonsmooth" in scope.families else [])
+    kind = draw(st.sampled_from(kinds))
+    threshold = draw(st.sampled_from([None, 0.0, 1.0])) if kind == "while" else None
     xs: int | None = None
-    if kind != "fori_loop":
+    if kind.startswith("scan"):
         xs = _pick(draw, values, lambda v: v.rank >= 1)
         if xs is None:
             return None
@@ -1028,8 +1058,17 @@ def _loop(draw: Draw, values: list[Value], scope: _Scope) -> tuple[Step, Value] 
         out = body(h, k) if x is None else body(h, x, k)
         return h * 0.5 + tanh(reduce_sum(out, list(range(len(r.shape))))) * 0.5, out
 
+    def going(carried: tuple[Any, Any]) -> Any:
+        counting = lt(carried[0], length)
+        if threshold is None:
+            return counting
+        return logical_and(counting, lt(reduce_sum(carried[1], list(range(c.rank))), threshold))
+
     def apply(h: Any, *rest: Any) -> Any:
         k = rest[-1]
+        if kind == "while":
+            advance = lambda carried: (carried[0] + 1, step(carried[1], None, k)[0])  # noqa: E731
+            return stop_gradient(shax.while_loop(going, advance, (np.int32(0), h))[1])
         if xs is None:
             return shax.fori_loop(0, length, lambda i, v: step(v, None, k)[0], h)
         carried, ys = shax.scan(lambda v, x: step(v, x, k), h, rest[0], reverse=kind == "scan reverse")
@@ -1038,7 +1077,10 @@ def _loop(draw: Draw, values: list[Value], scope: _Scope) -> tuple[Step, Value] 
     shown = "; ".join(_show_steps(len(params), steps, [len(inner) - 1], ""))
     operands = (carried_value, *([] if xs is None else [xs]), const)
     shown = shown.replace("{", "{{").replace("}", "}}")  # the text is a format string of the operands
-    text = f"{kind}[{read}](body < {shown} >, {', '.join(f'{{{j}}}' for j in range(len(operands)))})"
+    name = kind
+    if kind == "while":
+        name = f"stop_gradient of while[i < {length}{'' if threshold is None else f' and sum(c) < {threshold}'}]"
+    text = f"{name}[{read}](body < {shown} >, {', '.join(f'{{{j}}}' for j in range(len(operands)))})"
     return Step(text, operands, apply), result
 
 
@@ -1053,7 +1095,7 @@ def _draw_steps(draw: Draw, values: list[Value], scope: _Scope, max_steps: int) 
         elif name == "loop":
             made = _loop(draw, values, scope)
         else:
-            family = FAMILIES[name]
+            family = step_families()[name]
             made = family[draw(st.sampled_from(list(family)))](draw, values, scope.dtype)
         if made is not None:
             steps.append(made[0])
@@ -1074,7 +1116,8 @@ def _programs(
     args = tuple(draw(hnp.arrays(dtype.numpy, s, elements=_elements(dtype))) for s in shapes)
     values = [Value(s, ARG_BOUND) for s in shapes]
     # Calls drawn three times as often as a family: many programs call, some twice or more.
-    families = [f for f in FAMILIES if not (smooth and f == "nonsmooth")] + (["call"] * 3 + ["loop"] if calls else [])
+    drawn = [f for f in step_families() if not (smooth and f.startswith("nonsmooth"))]
+    families = drawn + (["call"] * 3 + ["loop"] if calls else [])
     scope = _Scope(dtype, tuple(families), [])
     steps = _draw_steps(draw, values, scope, max_steps)
     last = len(values) - 1
@@ -1099,9 +1142,9 @@ def programs(
     arguments' types, `args` drawn arguments. They shrink to fewer, simpler steps.
 
     `smooth=True` leaves out the operations that are not differentiable everywhere (abs,
-    signum, min, max, select, sort, ...: the "nonsmooth" family); `calls=False` the calls.
-    Programs take 1 to `max_args` arguments, run 1 to `max_steps` steps and return 1 to
-    `max_outputs` (1 or 2) values."""
+    signum, min, max, select, sort, while loops, ...: the families named "nonsmooth...");
+    `calls=False` the calls and loops. Programs take 1 to `max_args` arguments, run 1 to
+    `max_steps` steps and return 1 to `max_outputs` (1 or 2) values."""
     _expect("programs", "dtype", dtype, isinstance(dtype, DType) and dtype in (f32, f64), "f32 or f64")
     for name, flag in (("smooth", smooth), ("calls", calls)):
         _expect("programs", name, flag, isinstance(flag, bool), "a bool")
