@@ -115,8 +115,10 @@ def _products_of_the_others(x: Any, axes: Sequence[int]) -> Any:
     lead, reduced = [shape[a] for a in kept], [shape[a] for a in axes]
     n = math.prod(reduced)
     size = 1 << max(n - 1, 0).bit_length()  # the power of two at least n
-    flat = tc.reshape(tc.transpose(x, [*kept, *axes]), [*lead, n])
-    level = tc.pad(flat, [(0, 0)] * len(lead) + [(0, size - n)], 1.0)
+    order = [*kept, *axes]
+    moved = x if order == sorted(order) else tc.transpose(x, order)
+    flat = _reshaped(moved, [*lead, n])
+    level = flat if size == n else tc.pad(flat, [(0, 0)] * len(lead) + [(0, size - n)], 1.0)
     pairs: list[Any] = []  # each level's nodes, in pairs: [*lead, m, 2]
     while size > 1:
         size //= 2
@@ -127,9 +129,15 @@ def _products_of_the_others(x: Any, axes: Sequence[int]) -> Any:
         m = tc.shape(pair)[-2]
         siblings = tc.concatenate(_half(pair, 1), _half(pair, 0), len(lead) + 1)
         others = tc.reshape(tc.reshape(others, [*lead, m, 1]) * siblings, [*lead, 2 * m])
-    others = tc.reshape(tc.slice(others, [0] * (len(lead) + 1), [*lead, n]), [*lead, *reduced])
-    inverse = sorted(range(len(shape)), key=[*kept, *axes].__getitem__)
-    return tc.transpose(others, inverse)
+    if n != tc.shape(others)[-1]:
+        others = tc.slice(others, [0] * (len(lead) + 1), [*lead, n])
+    others = _reshaped(others, [*lead, *reduced])
+    return others if order == sorted(order) else tc.transpose(others, sorted(range(len(shape)), key=order.__getitem__))
+
+
+def _reshaped(x: Any, shape: list[int]) -> Any:
+    """x reshaped to `shape`, no operation where it has that shape (the learner reads the rule's bindings)."""
+    return x if list(tc.shape(x)) == shape else tc.reshape(x, shape)
 
 
 def _half(pairs: Any, k: int) -> Any:
