@@ -31,7 +31,18 @@ from typing import Any, ClassVar
 import attrs
 
 from shax.control.base import Control
-from shax.control.callees import batched, compiled_fresh, derivative, flops, passed_on, pruned, transposed, wrt
+from shax.control.callees import (
+    batched,
+    compiled_fresh,
+    derivative,
+    flops,
+    passed_on,
+    pruned,
+    read_arguments,
+    reordered,
+    transposed,
+    wrt,
+)
 from shax.core.ir import Definition, LinearizedDefinition
 from shax.core.primitive import Primitive
 from shax.core.types import TensorType
@@ -41,7 +52,7 @@ from shax.rules.cost import cost_rule
 from shax.rules.evaluate import eval_rule
 from shax.rules.export import export_rule, lowered
 from shax.rules.linearize import PrimalAndTangent, Tangent, Zero, linearize_rule, materialized, residual, zero_rule
-from shax.rules.transpose import transpose_rule
+from shax.rules.transpose import Linear, transpose_rule
 from shax.rules.types import type_rule
 from shax.tracing.evaluate import evaluate
 from shax.tracing.tracer import Tracer, apply_all
@@ -160,13 +171,35 @@ def _call_zero(prim: Call, operands: Sequence[Any]) -> Any:
 # (call df(dx, a))ᵀ ct = call dft(ct, a): one call for all outputs' cotangents
 @transpose_rule(Call)
 def _call_transpose(prim: Call, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
-    defn = prim.defn
-    t = transposed(defn, prim.linear)
-    output_types = defn.output_types()
-    filled = [materialized(Zero(ty)) if ct is None else ct for ct, ty in zip(cts, output_types)]
+    marked = tuple(k for k, o in enumerate(operands) if isinstance(o, Linear))
+    if marked != prim.linear_positions:
+        # A call not declared linear whose operands carry the cotangents' values (a
+        # custom_vjp's bwd calling another's, transposed for forward mode): the callee
+        # with those operands first, transposed, which checks that it is linear in them.
+        order = (*marked, *(k for k in range(len(operands)) if k not in marked))
+        linear = Call(reordered(prim.defn, order), len(marked))
+        moved = _call_transpose(linear, cts, [operands[k] for k in order])
+        back: list[Any] = [None] * len(operands)
+        for position, ct in zip(order, moved, strict=True):
+            back[position] = ct
+        return back
+    # Only what the cotangents reach: the callee without the outputs none reached, and
+    # cotangents for the linear operands those outputs read (None for the others). A zero
+    # entering or leaving the transposed callee would be a constant that the transposes
+    # around it multiply by primal values (0 · r), not linear in the other cotangents.
+    reached = tuple(k for k, ct in enumerate(cts) if ct is not None)
     values = list(operands[prim.linear :])
-    results = apply_all(Call(t, len(defn.outputs)), *filled, *values)
-    return [*results, *([None] * len(values))]
+    defn = prim.defn if len(reached) == len(cts) else pruned(prim.defn, reached)
+    read = tuple(k for k in range(prim.linear) if read_arguments(defn)[k])
+    if not reached or not read:
+        return [None] * len(operands)
+    t = transposed(defn, prim.linear)
+    t = t if len(read) == prim.linear else pruned(t, read)
+    results = apply_all(Call(t, len(reached)), *(cts[k] for k in reached), *values)
+    cotangents: list[Any] = [None] * len(operands)
+    for k, result in zip(read, results, strict=True):
+        cotangents[k] = result
+    return cotangents
 
 
 @batch_rule(Call)

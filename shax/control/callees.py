@@ -209,6 +209,16 @@ def rearranged(defn: Definition, arg_types: Sequence[TensorType], positions: Seq
     return check_types(Definition(defn.name, tuple(arg_types), bindings, defn.outputs))
 
 
+def reordered(defn: Definition, order: tuple[int, ...]) -> Definition:
+    """`defn` taking its arguments in `order` (its argument order[j] as argument j)."""
+
+    def build() -> Definition:
+        positions = [order.index(k) for k in range(len(order))]
+        return rearranged(defn, [defn.arg_types[k] for k in order], positions)
+
+    return derived(defn, ("reordered", order), build)
+
+
 def pruned(defn: Definition, outputs: tuple[int, ...]) -> Definition:
     """`defn` returning only the outputs at positions `outputs`, without what only the
     others needed."""
@@ -218,6 +228,21 @@ def pruned(defn: Definition, outputs: tuple[int, ...]) -> Definition:
 def _pruned(defn: Definition, outputs: tuple[int, ...]) -> Definition:
     kept = Definition(defn.name, defn.arg_types, defn.bindings, tuple(defn.outputs[k] for k in outputs))
     return cleanup(mark_well_typed(kept))
+
+
+def read_arguments(defn: Definition) -> tuple[bool, ...]:
+    """Per argument, whether anything reads it (a cleaned definition: whether an output
+    depends on it)."""
+    return derived(defn, "read arguments", lambda: _read_arguments(defn))
+
+
+def _read_arguments(defn: Definition) -> tuple[bool, ...]:
+    read = {v.id for v in defn.outputs} | {a.id for b in defn.bindings for a in b.args}
+    flags = [False] * len(defn.arg_types)
+    for b in defn.bindings:
+        if isinstance(b.prim, Arg):
+            flags[b.prim.index] = b.vars[0].id in read
+    return tuple(flags)
 
 
 def without_prints(defn: Definition) -> Definition:

@@ -934,12 +934,7 @@ def _callee(draw: Draw, values: list[Value], scope: _Scope) -> Callee:
     inner = list(params)
     kinds = ["subgraph", "call", "untyped"] + (["custom_jvp", "custom_vjp"] if scope.dtype.is_float else [])
     kind = draw(st.sampled_from(kinds))
-    # A custom_vjp function's steps call nothing and loop nowhere: forward mode through it
-    # transposes its bwd, and transpose's linearity check refuses a bwd (linear in the
-    # cotangents) that holds a call returning a value the cotangents do not reach, or adds
-    # a materialized zero cotangent to one (g1(x) = g0(sin x, x)[0], g0 returning (v1, v0)).
-    depth = MAX_CALL_DEPTH if kind == "custom_vjp" else scope.depth + 1
-    steps = _draw_steps(draw, inner, attrs.evolve(scope, depth=depth), MAX_CALLEE_STEPS)
+    steps = _draw_steps(draw, inner, attrs.evolve(scope, depth=scope.depth + 1), MAX_CALLEE_STEPS)
     outputs = [len(inner) - 1]
     if draw(st.booleans()):
         outputs.append(draw(st.integers(0, len(inner) - 1)))  # maybe an argument, passed on unchanged
