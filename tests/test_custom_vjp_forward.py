@@ -51,3 +51,14 @@ def test_jvp_through_a_custom_vjp_whose_bwd_calls_another_ones_bwd() -> None:
     expected = np.cos(np.sin(np.sin(x))) * np.cos(np.sin(x)) * np.cos(x)
     np.testing.assert_allclose(tangent, expected, rtol=1e-14)
     np.testing.assert_allclose(shax.grad(g1)(x), expected, rtol=1e-14)
+
+
+def test_jvp_through_a_custom_vjp_calling_one_with_an_unread_output() -> None:
+    """g0 returns (sin v, v); g1 reads its first: g0's bwd gets a zero cotangent for the
+    other, which g1's bwd passes to the call of g0's bwd. Transposed for forward mode, that
+    zero operand is linear (zero is), so the call is transposed in it too."""
+    g0 = custom(lambda v: (tc.sin(v), v))
+    g1 = custom(lambda v0, v1: g0(v1)[0])
+    x = np.float64(0.3)
+    _, tangent = shax.jvp(lambda v: g1(v, v), (x,), (np.float64(1.0),))
+    np.testing.assert_allclose(tangent, np.cos(x), rtol=1e-14)

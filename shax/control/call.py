@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
+import numpy as np
 
 from shax.control.base import Control
 from shax.control.callees import (
@@ -46,6 +47,7 @@ from shax.control.callees import (
 from shax.core.ir import Definition, LinearizedDefinition
 from shax.core.primitive import Primitive
 from shax.core.types import TensorType
+from shax.primitives import Broadcast, Constant
 from shax.rules.batch import batch_rule
 from shax.rules.codegen import Operand, Site, codegen_rule
 from shax.rules.cost import cost_rule
@@ -169,13 +171,21 @@ def _call_zero(prim: Call, operands: Sequence[Any]) -> Any:
 
 
 # (call df(dx, a))ᵀ ct = call dft(ct, a): one call for all outputs' cotangents
+def _is_zero(operand: Any) -> bool:
+    """Whether a (recomputed) operand is a constant zero, or one broadcast."""
+    while isinstance(operand, Tracer) and isinstance(operand.prim, Broadcast):
+        operand = operand.args[0]
+    return isinstance(operand, Tracer) and isinstance(operand.prim, Constant) and not np.any(operand.prim.value)
+
+
 @transpose_rule(Call)
 def _call_transpose(prim: Call, cts: Sequence[Any], operands: Sequence[Any]) -> list[Any]:
-    marked = tuple(k for k, o in enumerate(operands) if isinstance(o, Linear))
+    marked = tuple(k for k, o in enumerate(operands) if isinstance(o, Linear) or _is_zero(o))
     if marked != prim.linear_positions:
         # A call not declared linear whose operands carry the cotangents' values (a
         # custom_vjp's bwd calling another's, transposed for forward mode): the callee
         # with those operands first, transposed, which checks that it is linear in them.
+        # A zero operand (a cotangent materialized for an output nothing reached) is one.
         order = (*marked, *(k for k in range(len(operands)) if k not in marked))
         linear = Call(reordered(prim.defn, order), len(marked))
         moved = _call_transpose(linear, cts, [operands[k] for k in order])
