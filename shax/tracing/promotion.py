@@ -131,6 +131,10 @@ def common_operands(op: str, operands: Sequence[Any]) -> tuple[Any, ...]:
     keys = _keys(operands)
     if keys is None:
         return operands
+    if float in keys and all(k is int or k is float for k in keys):
+        # Python numbers alone stay weak, of their common kind (`where(c, 1.5, -2)` is a
+        # float, lifted as one float beside tracers), rather than an f32 and an i32.
+        return tuple(float(o) for o in operands)
     common = _result_type(keys)
     return _converted(op, operands, keys, None if common is None else (common,) * len(operands))
 
