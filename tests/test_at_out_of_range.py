@@ -68,3 +68,12 @@ def test_batched_updates_drop_per_example() -> None:
     i = np.array([0, N, -N - 1])
     got = shax.vmap(lambda x, i: x.at[i].add(1.0))(x, i)
     np.testing.assert_array_equal(got, [[1.0, 0, 0, 0, 0], [0.0] * N, [0.0] * N])
+
+
+def test_unsigned_indices_into_a_long_axis() -> None:
+    """A u8 index into an axis longer than 255 (n - 1 is no u8): read and updated."""
+    x = np.arange(300.0)
+    i = np.array([1, 255], np.uint8)
+    np.testing.assert_array_equal(shax.jit(lambda x, i: x[i])(x, i), [1.0, 255.0])
+    np.testing.assert_array_equal(shax.jit(lambda x, i: x.at[i].add(1.0))(x, i)[[1, 255]], [2.0, 256.0])
+    np.testing.assert_array_equal(shax.jit(lambda x, i: x.at[i].add(1.0))(x[:5], i), [0.0, 2.0, 2.0, 3.0, 4.0])

@@ -366,6 +366,7 @@ def _drop_out_of_range(
         if traced_type(a) is None:
             continue
         n = sizes[axis]
+        a = tc.convert_element_type(a, np.int64)  # -n and n need not be values of a's dtype (u8)
         inside = tc.logical_and(tc.ge(a, -n), tc.lt(a, n))
         valid = inside if valid is None else tc.logical_and(valid, inside)
     if valid is None:
