@@ -127,8 +127,13 @@ def div(x: Any, y: Any) -> Any:
     """lax's: x / y, integers rounded toward zero (XLA's integer division, `typeclasses.quot`:
     `div(-7, 2)` is -3, where numpy's `/` is -3.5 and `//` is -4)."""
     t = traced_type(x)
-    dtype = np.dtype(t.dtype.numpy) if t is not None else np.asarray(x).dtype
-    return tc.quot(x, y) if dtype.kind in "iu" else tc.div(x, y)
+    if t is not None:
+        kind = np.dtype(t.dtype.numpy).kind
+    elif isinstance(x, (np.ndarray, np.generic)):
+        kind = x.dtype.kind
+    else:  # a Python int; anything else goes to `div`, whose error names it
+        kind = "i" if isinstance(x, int) and not isinstance(x, bool) else "f"
+    return tc.quot(x, y) if kind in "iu" else tc.div(x, y)
 
 
 def sign(x: Any) -> Any:
