@@ -122,7 +122,7 @@ VALUES: dict[str, tuple[Program, tuple[Any, ...], dict[str, Any]]] = {
         {"xla": True},
     ),
     "booleans and ints mixed": (
-        lambda jax, jnp, lax: lambda m, i, f: (m + i, m * f, jnp.sum(m), i > 0.5, jnp.logical_and(m, i > 0)),
+        lambda jax, jnp, lax: lambda m, i, f: (m + i, m * f, jnp.sum(m), i > 0.5, jnp.logical_and(m, i > 0), i**3),
         (INTS > 0, INTS, V),
         {},
     ),
@@ -363,6 +363,10 @@ GRADS: dict[str, tuple[Program, tuple[Any, ...]]] = {
         ),
         (A,),
     ),
+    "det at singular matrices: the cofactor matrix": (
+        _grad(lambda jax, jnp, lax: lambda a: jnp.sum(jnp.linalg.det(a))),
+        (np.stack([np.array([[1.0, 2.0], [2.0, 4.0]]), np.zeros((2, 2)), A[:2, :2]]),),
+    ),
     "eigh and svd": (
         _grad(
             lambda jax, jnp, lax: (
@@ -500,7 +504,10 @@ def test_gradients_match_finite_differences(scalar: Program, x: np.ndarray) -> N
 
 UNARY = ["sin", "tanh", "exp", "log1p", "sqrt", "abs", "sign", "floor", "round", "arctan", "square", "expm1"]
 BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "arctan2", "mod", "floor_divide"]
-floats = st.one_of(st.floats(-5, 5, allow_nan=False, allow_subnormal=False), st.sampled_from([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0]))
+floats = st.one_of(
+    st.floats(-5, 5, allow_nan=False, allow_subnormal=False),
+    st.sampled_from([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0]),
+)
 
 
 @given(st.sampled_from(UNARY), hnp.arrays(np.float64, st.integers(0, 6), elements=floats))
