@@ -3,7 +3,8 @@ import changed. Each function takes numpy values and tracers alike (the typeclas
 functions underneath dispatch), strict as lax is: no dtype promotion.
 
 - control flow: `cond switch scan fori_loop while_loop map select stop_gradient`;
-- elementwise (typeclass functions under lax's names): `add sub mul div neg abs sign
+- elementwise (typeclass functions under lax's names; `div` of integers rounds toward
+  zero, `typeclasses.quot`): `add sub mul div neg abs sign
   exp log log1p expm1 sin cos tan tanh sinh cosh asin acos atan atan2 asinh atanh erf
   logistic sqrt rsqrt square pow integer_pow max min rem floor ceil eq ne lt le gt ge`;
 - structural: `broadcast_in_dim reshape transpose slice pad concatenate rev
