@@ -246,7 +246,7 @@ def test_the_primitives_print() -> None:
     [
         (lambda: L.inv(np.ones(3)), "linalg.inv: needs a stack of matrices"),
         (lambda: L.inv(np.ones((2, 3))), "linalg.inv: needs square matrices"),
-        (lambda: L.det(np.array([["a"]])), "linalg.slogdet: needs an array of numbers"),
+        (lambda: L.det(np.array([["a"]])), "linalg.det: needs an array of numbers"),
         (lambda: L.solve(B, np.ones(2)), "linalg.solve: b's shape"),
         (lambda: L.solve(STACK, np.ones((2, 3, 1))), "linalg.solve: the stacks"),
         (lambda: L.qr(T, mode="raw"), "linalg.qr: mode must be"),

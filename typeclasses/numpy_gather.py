@@ -21,6 +21,8 @@ import numpy as np
 
 def _clamped(indices: Any, n: int) -> np.ndarray:
     i = np.asarray(indices)
+    if i.dtype.kind == "u":  # never negative; n - 1 need not be a value of its dtype (a u8 into 300)
+        return np.minimum(i, np.uint64(n - 1))
     return np.asarray(np.clip(np.where(i < 0, i + n, i), 0, n - 1))
 
 

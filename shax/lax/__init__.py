@@ -3,7 +3,8 @@ import changed. Each function takes numpy values and tracers alike (the typeclas
 functions underneath dispatch), strict as lax is: no dtype promotion.
 
 - control flow: `cond switch scan fori_loop while_loop map select stop_gradient`;
-- elementwise (typeclass functions under lax's names): `add sub mul div neg abs sign
+- elementwise (typeclass functions under lax's names; `div` of integers rounds toward
+  zero, `typeclasses.quot`): `add sub mul div neg abs sign
   exp log log1p expm1 sin cos tan tanh sinh cosh asin acos atan atan2 asinh atanh erf
   logistic sqrt rsqrt square pow integer_pow max min rem floor ceil eq ne lt le gt ge`;
 - structural: `broadcast_in_dim reshape transpose slice pad concatenate rev
@@ -36,7 +37,7 @@ from shax import numpy as snp
 from shax.core.errors import ShaxTypeError, ShaxValueError, at
 from shax.core.location import current_source
 from shax.lax.windows import conv, conv_general_dilated, reduce_window, top_k
-from shax.tracing.indexing import index
+from shax.tracing.indexing import index, traced_type
 from shax.transforms.conditionals import cond, switch
 from shax.transforms.stop_gradient import stop_gradient
 from shax.transforms.structured_loops import fori_loop, scan, while_loop
@@ -107,7 +108,7 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
 
 # Elementwise ----------------------------------------------------------------------------
 
-add, sub, mul, div, neg, abs = tc.add, tc.sub, tc.mul, tc.div, tc.neg, tc.abs  # noqa: A001
+add, sub, mul, neg, abs = tc.add, tc.sub, tc.mul, tc.neg, tc.abs  # noqa: A001
 exp, log, log1p, expm1, sin, cos, tan, tanh = tc.exp, tc.log, tc.log1p, tc.expm1, tc.sin, tc.cos, tc.tan, tc.tanh
 sinh, cosh, asin, acos, atan, atan2 = tc.sinh, tc.cosh, tc.arcsin, tc.arccos, tc.arctan, tc.arctan2
 asinh, atanh, erf, logistic, sqrt, rsqrt, square = (
@@ -121,6 +122,19 @@ asinh, atanh, erf, logistic, sqrt, rsqrt, square = (
 )
 max, min, rem, floor, ceil, pow = tc.max, tc.min, tc.rem, tc.floor, tc.ceil, tc.pow  # noqa: A001
 eq, ne, lt, le, gt, ge = tc.eq, tc.ne, tc.lt, tc.le, tc.gt, tc.ge
+
+
+def div(x: Any, y: Any) -> Any:
+    """lax's: x / y, integers rounded toward zero (XLA's integer division, `typeclasses.quot`:
+    `div(-7, 2)` is -3, where numpy's `/` is -3.5 and `//` is -4)."""
+    t = traced_type(x)
+    if t is not None:
+        kind = np.dtype(t.dtype.numpy).kind
+    elif isinstance(x, (np.ndarray, np.generic)):
+        kind = x.dtype.kind
+    else:  # a Python int; anything else goes to `div`, whose error names it
+        kind = "i" if isinstance(x, int) and not isinstance(x, bool) else "f"
+    return tc.quot(x, y) if kind in "iu" else tc.div(x, y)
 
 
 def sign(x: Any) -> Any:

@@ -7,8 +7,8 @@ other in `solve`). Integer and bool operands are read as f64 (numpy's). As JAX's
 cannot be inverted or decomposed gives NaNs rather than numpy's LinAlgError.
 `pinv` is JAX's (its cutoff, its derivative), `matrix_rank` counts singular values
 above JAX's tolerance, `cond` is numpy's ratio of norms.
-Compositions: `det` is sign · e^(log |det|) (so its derivative at a singular matrix is
-NaN, where JAX's is the cofactor matrix), `eigvalsh` eigh's values, `matrix_power` a
+Compositions: `det` is sign · e^(log |det|), its derivative JAX's tr(adj(a) da) (the
+cofactor matrix, at a singular matrix too), `eigvalsh` eigh's values, `matrix_power` a
 product of squarings, and `norm` numpy's formulas over abs, sums and extremes.
 """
 
@@ -27,6 +27,7 @@ from shax.numpy._arrays import _int, moveaxis, normalize_axis
 from shax.numpy._elementwise import as_array
 from shax.tracing.tracer import Tracer
 from shax.transforms.custom import custom_jvp
+from shax.transforms.stop_gradient import stop_gradient
 from typeclasses import linalg
 
 __all__ = [
@@ -135,9 +136,46 @@ def slogdet(a: Any) -> SlogdetResult:
 
 
 def det(a: Any) -> Any:
-    """det a = sign · e^(log |det a|)."""
-    sign, logabsdet = slogdet(a)
-    return sign * tc.exp(logabsdet)
+    """det a = sign · e^(log |det a|), differentiated as JAX does: d det = tr(adj(a) da),
+    at a singular matrix too (where log |det| has no derivative)."""
+    return _det(_square("det", a))
+
+
+def _det_value(a: Any) -> Any:
+    return linalg.sign_det(a) * tc.exp(linalg.log_abs_det(a))
+
+
+def _det_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    (a,), (da,) = primals, tangents
+    d = _det_value(a)
+    n = np.shape(a)[-1]
+    rank = np.ndim(a)
+    stacked = tc.broadcast_to(tc.reshape(d, (*np.shape(d), 1, 1)), np.shape(a))
+    # adj a = det(a) a⁻¹ where det a ≠ 0; at a singular a, the SVD's (which carries no
+    # derivative, so a second derivative is d(det(a) a⁻¹)'s where that is defined).
+    singular = tc.eq(stacked, np.zeros((), np.dtype(d.dtype)))
+    adjugate = tc.select(singular, _singular_adjugate(stop_gradient(a), n), stacked * linalg.inv(a))
+    return d, tc.reduce_sum(_mT(adjugate) * da, [rank - 2, rank - 1])
+
+
+def _singular_adjugate(a: Any, n: int) -> Any:
+    """adj a from a = u diag(s) vh: det(u) det(vh) · vhᵀ diag(∏_{j≠i} s_j) uᵀ (each product
+    of the others, so no division by a zero singular value; zero below rank n − 1)."""
+    s, u, vh = linalg.svd(a, False, True)
+    *stack, _ = np.shape(s)
+    shape = (*stack, n, n)
+    dtype = np.dtype(s.dtype)
+    # row i holds s with its i-th entry made 1: its product is ∏_{j≠i} s_j
+    rows = tc.broadcast_to(tc.reshape(s, (*stack, 1, n)), shape)
+    diagonal = np.broadcast_to(np.eye(n, dtype=bool), shape)
+    others = tc.reduce_prod(tc.select(diagonal, np.ones(shape, dtype), rows), [len(stack) + 1])
+    signs = linalg.sign_det(u) * linalg.sign_det(vh)
+    scaled = _mT(vh) * tc.broadcast_to(tc.reshape(others, (*stack, 1, n)), shape)
+    return tc.matmul(scaled, _mT(u)) * tc.broadcast_to(tc.reshape(signs, (*stack, 1, 1)), shape)
+
+
+_det = custom_jvp(_det_value)
+_det.defjvp(_det_jvp)
 
 
 def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:  # noqa: N803 - numpy's name

@@ -17,6 +17,7 @@ import typeclasses as tc
 from shax.core.errors import ShaxAttributeError, ShaxError, ShaxTypeError, at
 from shax.core.location import current_source
 from shax.tracing.numpy_dispatch import shax_numpy as _snp
+from shax.tracing.promotion import promoted
 
 # What to do instead, for each kind of refusal.
 _BRANCH = (
@@ -114,7 +115,7 @@ class ArrayProtocols:
     def __pow__(self, other: Any, modulo: Any = None) -> Any:
         if modulo is not None:
             refuse(self, "pow", "has no three-argument pow (modulo; numpy has none either): use (x ** y) % m")
-        return tc.pow(self, other)
+        return promoted(np.power, "pow", tc.pow, self, other)  # numpy's promotion, as the other operators
 
     def __setitem__(self, key: Any, value: Any) -> None:
         refuse(self, "x[key] = value", "is immutable: use x = x.at[key].set(value), a new array")

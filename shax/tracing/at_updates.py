@@ -3,7 +3,8 @@
 elements `x[key]` reads.
 
 `positions = arange(x.size).reshape(x.shape)[key]` (numpy's indexing, `shax/tracing/indexing.py`)
-says which element of the flattened x each element of `x[key]` is. `set` writes the
+says which element of the flattened x each element of `x[key]` is; a traced index out of
+[-n, n) gives x.size, no element, so its update is dropped (JAX's scatters' default mode). `set` writes the
 values there with `scatter` (of repeats the last is kept: numpy's assignment, JAX's
 `set`), `add` with `scatter_add` (repeats add up).
 
@@ -146,7 +147,15 @@ class IndexUpdate:
 
     def _update(self, write: Any, values: Any) -> Any:
         x, positions, values = self._flat(values)
-        written = write(x, positions, values, 0, 0)
+        size = math.prod(tc.shape(self.x))
+        if traced_type(positions) is not None:
+            # JAX drops the updates at out-of-range indices (its scatters' default mode):
+            # `_flat` sends them to x.size, a spare element past x's end, cut off after.
+            x = x if traced_type(x) is not None else _lift(positions, np.asarray(x))
+            x = tc.concatenate(x, _lift(x, np.zeros(1, self._dtype())), 0)
+            written = tc.slice(write(x, positions, values, 0, 0), [0], [size])
+        else:
+            written = write(x, positions, values, 0, 0)
         return self._like_x(tc.reshape(written, list(tc.shape(self.x))))
 
     def _flat(self, values: Any) -> tuple[Any, Any, Any]:
@@ -154,7 +163,7 @@ class IndexUpdate:
         dtype as JAX casts them) broadcast to `x[key]`'s shape and flattened."""
         shape = tuple(tc.shape(self.x))
         x_size = math.prod(shape)
-        positions = index(np.arange(x_size, dtype=np.int32).reshape(shape), self.key)
+        positions = index(np.arange(x_size, dtype=np.int32).reshape(shape), self.key, dropped=x_size)
         target = tuple(tc.shape(positions))
         x_type = traced_type(self.x)
         dtype = self._dtype()

@@ -191,14 +191,16 @@ def _sliced(x: Any, slices: list[slice]) -> Any:
     return x
 
 
-def index(x: Any, key: Any) -> Any:
-    """numpy's `x[key]`."""
+def index(x: Any, key: Any, dropped: int | None = None) -> Any:
+    """numpy's `x[key]`. With `dropped`, an element read through a traced index outside
+    [-n, n) is `dropped` instead of the clamped read (how `x.at[key]` finds the updates
+    JAX drops)."""
     x, key = _dynamic_slices(x, key)
     shape = tuple(tc.shape(x))
     items = _parse(key, shape)
     if not any(isinstance(item, tuple) for item in items):
         return _basic(x, shape, items)
-    return _advanced(x, shape, items)
+    return _advanced(x, shape, items, dropped)
 
 
 def _is_traced_slice(item: Any) -> bool:
@@ -278,7 +280,7 @@ def _checked(k: int, n: int, axis: int) -> int:
     return k % n
 
 
-def _advanced(x: Any, shape: tuple[int, ...], items: list[Any]) -> Any:
+def _advanced(x: Any, shape: tuple[int, ...], items: list[Any], dropped: int | None = None) -> Any:
     # The axes the arrays (and ints) index, their index arrays, and the sliced rest.
     arrays: list[tuple[int, Any]] = []  # (axis, index array)
     slices: list[slice] = []
@@ -304,6 +306,8 @@ def _advanced(x: Any, shape: tuple[int, ...], items: list[Any]) -> Any:
     x = tc.transpose(x, [*indexed, *rest])
     x = tc.reshape(x, [math.prod(sizes[a] for a in indexed), *(sizes[a] for a in rest)])
     x = tc.gather(x, flat, 0, 0)  # axes: index_shape, then rest
+    if dropped is not None:
+        x = _drop_out_of_range(x, arrays, sizes, index_shape, dropped)
     # Where numpy puts the arrays' axes: at the first array if they are adjacent, else first.
     marks = [k for k, part in enumerate(layout) if part == "arrays"]
     adjacent = marks == list(range(marks[0], marks[0] + len(marks)))
@@ -350,6 +354,26 @@ def _flat_index(arrays: list[tuple[int, Any]], sizes: tuple[int, ...]) -> tuple[
         total = a if total is None else total + a
         stride *= n
     return total, tuple(index_shape)
+
+
+def _drop_out_of_range(
+    x: Any, arrays: list[tuple[int, Any]], sizes: tuple[int, ...], index_shape: tuple[int, ...], dropped: int
+) -> Any:
+    """x (axes: index_shape, then the rest) with `dropped` wherever a traced index is
+    outside [-n, n) of its axis (constant ones were checked)."""
+    valid: Any = None
+    for axis, a in arrays:
+        if traced_type(a) is None:
+            continue
+        n = sizes[axis]
+        a = tc.convert_element_type(a, np.int64)  # -n and n need not be values of a's dtype (u8)
+        inside = tc.logical_and(tc.ge(a, -n), tc.lt(a, n))
+        valid = inside if valid is None else tc.logical_and(valid, inside)
+    if valid is None:
+        return x
+    out = tuple(tc.shape(x))
+    valid = tc.reshape(tc.broadcast_to(valid, index_shape), [*index_shape, *[1] * (len(out) - len(index_shape))])
+    return tc.select(tc.broadcast_to(valid, out), x, np.full(out, dropped, x.type.dtype.numpy))
 
 
 def _clamped(i: Any, n: int) -> Any:

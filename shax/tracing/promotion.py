@@ -60,6 +60,10 @@ def promoted(ufunc: np.ufunc, op: str, function: Any, *operands: Any) -> Any:
     operands promoted (`ufunc_operands`), and booleans alone through the logical operation
     numpy's boolean loop is, where shax's primitive takes no bool (`_BOOLEAN`)."""
     operands = ufunc_operands(ufunc, op, *operands)
+    if ufunc is np.power:
+        power = _integer_power(*operands)
+        if power is not None:
+            return power
     if all(_is_bool(o) for o in operands):
         if not any(isinstance(o, PromotedOperators) for o in operands):
             return _numpy(ufunc, op, operands)
@@ -67,6 +71,29 @@ def promoted(ufunc: np.ufunc, op: str, function: Any, *operands: Any) -> Any:
         if boolean is not None:
             return boolean(op, *operands)
     return function(*operands)
+
+
+def _integer_power(x: Any, n: Any) -> Any:
+    """x ** n of a traced integer x and a constant n >= 0 (`counts ** 2`), which shax's `pow`
+    (of floats) does not take: JAX's integer_pow, repeated squaring, exact and wrapping as
+    numpy's integer power does. None for any other operands (`pow` decides)."""
+    if not isinstance(x, PromotedOperators) or x.type.dtype.is_float or x.type.dtype.name == "bool":
+        return None
+    if isinstance(n, PromotedOperators) or np.ndim(n) or np.asarray(n).dtype.kind not in "iu" or int(n) < 0:
+        return None
+    k, result, square = int(n), None, x
+    while k:
+        if k & 1:
+            result = square if result is None else tc.mul(result, square)
+        k >>= 1
+        if k:
+            square = tc.mul(square, square)
+    if result is None:  # x ** 0
+        from shax.tracing.tracer import lift  # on use: the tracer mixes in this module's operators
+
+        tracer: Any = x
+        return lift(tracer.owner, np.ones(tuple(x.type.shape), x.type.dtype.numpy), None, "pow")
+    return result
 
 
 def _numpy(ufunc: np.ufunc, op: str, operands: tuple[Any, ...]) -> Any:
@@ -131,6 +158,10 @@ def common_operands(op: str, operands: Sequence[Any]) -> tuple[Any, ...]:
     keys = _keys(operands)
     if keys is None:
         return operands
+    if float in keys and all(k is int or k is float for k in keys):
+        # Python numbers alone stay weak, of their common kind (`where(c, 1.5, -2)` is a
+        # float, lifted as one float beside tracers), rather than an f32 and an i32.
+        return tuple(float(o) for o in operands)
     common = _result_type(keys)
     return _converted(op, operands, keys, None if common is None else (common,) * len(operands))
 
