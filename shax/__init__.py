@@ -11,10 +11,7 @@ import sys as _sys
 import shax.core as _core
 import shax.tracing as _tracing
 from shax import (
-    checkpoint_policies,
-    debug,
     export,  # shax.export.to_jax; imports jax only when called
-    extend,
     lax,
     nn,
     numpy,
@@ -31,6 +28,8 @@ from shax.core import typeclass_errors as _typeclass_errors  # noqa: F401 - type
 from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError
 from shax.core.ir import Binding, Definition, LinearizedDefinition, Var
 from shax.core.types import DType, TensorType, bool_, f32, f64, i32, i64, u8, u32
+from shax.primitives import extend
+from shax.stages import checkpoint_policies
 from shax.tools import plot as _tools_plot
 from shax.tools.diff import Diff, diff
 from shax.tools.exercise import Exercise
@@ -63,6 +62,7 @@ from shax.transforms import (
     vmap,
     xpr,
 )
+from shax.transforms import debug_print as debug
 from shax.transforms.checkpoint import checkpoint, checkpoint_name, remat
 from shax.transforms.conditionals import cond, switch
 from shax.transforms.saved_residuals import saved_residuals
@@ -73,6 +73,12 @@ from shax.transforms.structured_loops import fori_loop, scan, while_loop
 # Definition`). Not the CLI's: `python -m shax.tools.cli` runs it as a program, which
 # must not be imported first. None of these names is a function of shax's
 # (`shax.evaluate`, `shax.explain` and `shax.stats` are, so their old paths are gone).
+# Public modules at JAX's paths whose files sit in their layers' folders: `shax.debug`
+# (`jax.debug`), `shax.extend` (`jax.extend`), `shax.checkpoint_policies`
+# (`jax.checkpoint_policies`), importable as `import shax.debug` too.
+for _path, _module in {"debug": debug, "extend": extend, "checkpoint_policies": checkpoint_policies}.items():
+    _sys.modules.setdefault(f"shax.{_path}", _module)
+
 for _old, _new in {
     "plot": _tools_plot, "ir": _core.ir, "primitive": _core.primitive, "types": _core.types,
     "errors": _core.errors, "printing": _core.printing, "tracer": _tracing.tracer,

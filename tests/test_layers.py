@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("typeclasses",),
     ("shax.core",),
     ("shax.rules",),
-    ("shax.primitives", "shax.extend", "shax.checkpoint_policies"),
+    ("shax.primitives",),
     ("shax.tracing",),
     ("shax.passes",),
     ("shax.stages",),
@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("shax.control",),
     ("shax.transforms",),
     ("shax.export",),
-    ("shax.tools", "shax.optimizers", "shax.numpy", "shax.nn", "shax.lax", "shax.random", "shax.debug", "shax.testing",
+    ("shax.tools", "shax.optimizers", "shax.numpy", "shax.nn", "shax.lax", "shax.random", "shax.testing",
      "shax.tree_util", "shax.tree", "shax"),
 ]  # fmt: skip
 

@@ -33,12 +33,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from shax import checkpoint_policies as cp
 from shax.core.errors import ShaxTypeError, at
 from shax.core.ir import Definition, LinearizedDefinition
 from shax.core.location import current_source
 from shax.passes import cleanup
 from shax.stages import check_types, transpose
+from shax.stages import checkpoint_policies as cp
 from shax.stages.jvp import jvp
 from shax.stages.unzip import Policy, unzip
 from shax.tracing.measure import flops_by_primitive, nbytes, peak_bytes, recomputed_flops

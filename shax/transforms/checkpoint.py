@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from shax.checkpoint_policies import nothing_saveable
 from shax.control.callees import checkpointed
 from shax.core.errors import ShaxTypeError, at
 from shax.core.location import current_source
 from shax.core.pytree import TreeDef
 from shax.core.types import TensorType
 from shax.primitives.checkpoint_name import CheckpointName
+from shax.stages.checkpoint_policies import nothing_saveable
 from shax.stages.unzip import Policy
 from shax.transforms.static import StaticCall, checked_statics
 from shax.transforms.subgraph import Subgraph, _BuiltSubgraph
