@@ -15,6 +15,7 @@ import typeclasses as tc
 from shax.numpy._arrays import broadcast_to, moveaxis, normalize_axis, reshape
 from shax.numpy._options import one_of
 from shax.tracing.indexing import failed, indices_in
+from shax.tracing.tracer import Tracer
 
 __all__ = ["argsort", "sort", "take", "take_along_axis"]
 
@@ -30,11 +31,41 @@ def _along(op: str, a: Any, axis: int | None) -> tuple[Any, int]:
     return a, normalize_axis(op, axis, rank)
 
 
-def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None) -> Any:
+def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None, fill_value: Any = None) -> Any:
     """numpy's take: a's elements at `indices` along `axis` (of the flattened a if None);
-    the result's axes are a's before `axis`, the indices', a's after `axis`."""
+    the result's axes are a's before `axis`, the indices', a's after `axis`. Constant
+    indices follow numpy's `mode` ("raise", the default, "wrap", "clip"). Traced ones
+    cannot raise: out of [-n, n) they read `fill_value` (JAX's "fill", its default: NaN
+    for floats, the lowest integer, True), with "clip" the nearest element."""
     a, k = _along("take", a, axis)
-    return tc.gather(a, indices_in("take", indices, tc.shape(a)[k], mode), k, 0)
+    n = tc.shape(a)[k]
+    traced = isinstance(indices, Tracer)
+    if not (mode == "fill" or (mode is None and traced)):
+        if fill_value is not None:
+            raise failed("take", "fill_value is read only with mode 'fill' (or traced indices and no mode)")
+        return tc.gather(a, indices_in("take", indices, n, mode), k, 0)
+    if not traced:  # constant indices out of range read element 0, then the fill
+        indices = np.asarray(indices)
+        inside = (indices >= -n) & (indices < n)
+        read = tc.gather(a, indices_in("take", np.where(inside, indices, 0), n), k, 0)
+    else:
+        inside = tc.logical_and(tc.ge(indices, -n), tc.lt(indices, n))
+        read = tc.gather(a, indices_in("take", indices, n), k, 0)
+    rank, index_rank = len(tc.shape(a)), len(tc.shape(indices))
+    shape = tuple(tc.shape(read))
+    # the indices' axes sit at k, ..., k + index_rank - 1 of the result
+    inside = tc.broadcast(inside, list(range(k, k + index_rank)), shape) if rank > 1 else inside
+    dtype = np.dtype(a.dtype)
+    return tc.select(inside, read, np.full(shape, _fill(dtype) if fill_value is None else fill_value, dtype))
+
+
+def _fill(dtype: np.dtype) -> Any:
+    """JAX's default fill of an out-of-range read: NaN, the lowest integer, True."""
+    if dtype.kind == "f":
+        return np.nan
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).min if dtype.kind == "i" else np.iinfo(dtype).max
+    return True
 
 
 def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:

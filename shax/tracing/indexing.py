@@ -80,7 +80,7 @@ def _index_array(item: Any) -> tuple[str, Any]:
 _GAP = object()
 
 
-_MODES = (None, "raise", "wrap", "clip")
+_MODES = (None, "raise", "wrap", "clip", "fill")
 
 
 def indices_in(op: str, indices: Any, n: int, mode: str | None = None) -> Any:
