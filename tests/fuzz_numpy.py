@@ -157,6 +157,11 @@ NUMPY_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "ptp": ((A23,), {"axis": 1, "keepdims": True}),
     "average": ((A23,), {"axis": 1, "weights": A23[0], "returned": True}),
     "median": ((A23,), {"axis": 1}),
+    "interp": ((A23, A23[0], A23[1]), {"left": 0.5, "right": None, "period": None}),
+    "digitize": ((A23, A23[0]), {"right": True}),
+    "convolve": ((A23[0], A23[1, :2]), {"mode": "same"}),
+    "cov": ((A23,), {"rowvar": False, "ddof": 0, "aweights": A23[:, 0]}),
+    "array_split": ((A23, 2), {"axis": 1}),
 }
 NN_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     **{name: ((A23,), {}) for name in ("relu", "sigmoid", "softplus", "silu")},
