@@ -27,6 +27,8 @@ X = np.array([[3.0, 1.0, 2.0, 2.0], [4.0, -1.0, 0.0, 4.0]])
 NAN_ROW = np.array([[3.0, 1.0, np.nan, 2.0], [4.0, -1.0, 0.0, 4.0]])
 W = np.array([1.0, 2.0, 0.5, 3.0])
 INTS = np.array([[3, -7, 0], [12, 5, -1]], np.int32)
+POINTS = np.array([-1.0, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 3.5, 0.25, np.nan])
+XP, FP = np.array([0.0, 1.0, 2.0, 3.0]), np.array([1.0, -2.0, 4.0, 0.5])
 
 
 @pytest.fixture(autouse=True)
@@ -81,6 +83,42 @@ NUMPY_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     "median_axis": (lambda np_, x: np_.median(x, axis=0, keepdims=True), (X,)),
     "median_nan": (lambda np_, x: np_.median(x, axis=1), (NAN_ROW,)),
     "median_f32": (lambda np_, x: np_.median(x), (np.float32([1e38, 3e38, 2e38, -1.0]),)),
+    "interp": (lambda np_, x, xp, fp: np_.interp(x, xp, fp), (POINTS, XP, FP)),
+    "interp_infinite": (lambda np_, x, xp: np_.interp(x, xp, np.array([0.0, 10.0, np.inf, 5.0])), (POINTS, XP)),
+    "interp_ends": (lambda np_, x, xp, fp: np_.interp(x, xp, fp, -9.0, 9.0), (POINTS, XP, FP)),
+    "interp_period": (lambda np_, x, xp, fp: np_.interp(x, xp, fp, period=2.5), (POINTS, XP, FP)),
+    "interp_one_point": (lambda np_, x: np_.interp(x, [1.0], [4.0]), (POINTS,)),
+    "interp_f32": (lambda np_, x: np_.interp(x, XP.astype(np.float32), FP), (POINTS.astype(np.float32),)),
+    "convolve_ints": (lambda np_, a: np_.convolve(a, [1, -1]), (INTS[0],)),
+    "cov": (lambda np_, m: np_.cov(m), (X,)),
+    "cov_columns": (lambda np_, m: np_.cov(m, rowvar=False, bias=True), (X,)),
+    "cov_two": (lambda np_, m: np_.cov(m[0], m[1]), (X,)),
+    "cov_one": (lambda np_, m: np_.cov(m[0]), (X,)),
+    "cov_weights": (lambda np_, m, w: np_.cov(m, fweights=[1, 2, 1, 3], aweights=w), (X, W)),
+    "cov_weights_ddof0": (lambda np_, m, w: np_.cov(m, ddof=0, aweights=w), (X, W)),
+    "cov_f32": (lambda np_, m: np_.cov(m, dtype=np.float32), (X.astype(np.float32),)),
+    **{
+        f"convolve_{mode}_{swap}": (
+            lambda np_, a, v, mode=mode, swap=swap: np_.convolve(v, a, mode) if swap else np_.convolve(a, v, mode),
+            (X[0], W[:3]),
+        )
+        for mode in ("full", "same", "valid")
+        for swap in (False, True)
+    },
+}
+# digitize and array_split: numpy's values, shax's indices i32 (JAX's int) where numpy's are int64
+INDEX_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
+    "digitize": (lambda np_, x, b: np_.digitize(x, b), (POINTS, XP)),
+    "digitize_right": (lambda np_, x, b: np_.digitize(x, b, True), (POINTS, XP)),
+    "digitize_decreasing": (lambda np_, x, b: np_.digitize(x, b[::-1]), (POINTS, XP)),
+    "digitize_decreasing_right": (lambda np_, x, b: np_.digitize(x, b[::-1], right=True), (POINTS, XP)),
+    "digitize_constant_bins": (lambda np_, x: np_.digitize(x, XP[::-1]), (POINTS,)),
+    "digitize_ties": (lambda np_, x: np_.digitize(x, [0.0, 1.0, 1.0, 2.0]), (POINTS,)),
+    **{
+        f"array_split_{k}": (lambda np_, x, k=k: np_.array_split(x, k, axis=1), (X,))
+        for k in (3, 4, 5, [1, -1], [3, 1], [])
+    },
+    "array_split_rows": (lambda np_, x: np_.array_split(x, 3), (X,)),
 }
 
 
@@ -93,7 +131,20 @@ def test_numpy_values_and_traced_give_numpys_result(name: str) -> None:
         _same(shax.jit(lambda *xs: f(snp, *xs))(*args), want)
 
 
-@pytest.mark.parametrize("name", ["hypot", "copysign", "median_axis", "average_weights", "sinc"])
+@pytest.mark.parametrize("name", sorted(INDEX_CASES))
+def test_indices_and_splits_are_numpys(name: str) -> None:
+    f, args = INDEX_CASES[name]
+    want = f(np, *args)
+    for got in (f(snp, *args), shax.jit(lambda *xs: f(snp, *xs))(*args)):
+        if isinstance(want, list):
+            _same(tuple(got), tuple(want))
+        else:
+            np.testing.assert_array_equal(got, want)
+    traced = shax.jit(lambda *xs: f(snp, *xs))(*args)
+    assert isinstance(want, list) or np.asarray(traced).dtype == np.int32
+
+
+@pytest.mark.parametrize("name", ["hypot", "copysign", "median_axis", "average_weights", "sinc", "interp", "cov"])
 def test_vmap_is_the_loop(name: str) -> None:
     f, (first, *rest) = NUMPY_CASES[name]
     stacked = np.stack([first, 2 * first + 0.5])
@@ -116,6 +167,9 @@ DIFFERENTIABLE: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     "average": (lambda np_, x, w: np_.average(x, 1, w), (SMOOTH, np.abs(SMOOTH[0]) + 0.5)),
     "median": (lambda np_, x: np_.median(x, axis=1), (SMOOTH,)),
     "median_odd": (lambda np_, x: np_.median(x[:, :3], axis=1), (SMOOTH,)),
+    "interp": (lambda np_, x, xp, fp: np_.interp(x, xp, fp), (POINTS[2:-2] + 0.1, XP, FP)),
+    "convolve": (lambda np_, a, v: np_.convolve(a, v, "same"), (SMOOTH[0], SMOOTH[1, :3])),
+    "cov": (lambda np_, m, w: np_.cov(m, aweights=w), (SMOOTH, np.abs(SMOOTH[0]) + 0.5)),
 }
 
 
@@ -260,6 +314,11 @@ def test_bad_arguments_name_the_function_and_line() -> None:
         (lambda: slax.cumsum(X, 2), r"lax.cumsum: axis 2 is out of range"),
         (lambda: slax.iota(np.int32, -1), r"lax.iota: size must be non-negative"),
         (lambda: slax.dynamic_index_in_dim(X, 1.5), r"lax.dynamic_index_in_dim: index must be an int"),
+        (lambda: shax.jit(lambda x: snp.interp(x, XP, FP[:3]))(X), r"interp: xp and fp must have one"),
+        (lambda: shax.jit(lambda x: snp.convolve(x, W))(X), r"convolve: needs two non-empty vectors"),
+        (lambda: shax.jit(lambda x: snp.digitize(x, [1.0, 0.0, 2.0]))(X), r"digitize: bins must be monotonic"),
+        (lambda: shax.jit(lambda x: snp.cov(x, aweights=W[:3]))(X), r"cov: aweights must be a vector of the 4"),
+        (lambda: snp.array_split(X, 0), r"array_split: the number of sections must be positive"),
     ]
     for call, message in cases:
         with pytest.raises(shax.ShaxError, match=message) as raised:

@@ -16,7 +16,7 @@ import numpy as np
 
 import typeclasses as tc
 from shax.core.errors import ShaxTypeError, ShaxValueError
-from shax.numpy._arrays import _fail, concatenate
+from shax.numpy._arrays import _fail, broadcast_to, concatenate
 from shax.numpy._elementwise import as_array
 from shax.numpy._indexing import argsort, take
 from shax.numpy._static_size import searchsorted
@@ -85,7 +85,7 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
     first, last = take(xp, np.int32(0)), take(xp, np.int32(n - 1))
     fp_first, fp_last = take(fp, np.int32(0)), take(fp, np.int32(n - 1))
     if n == 1:
-        inside: Any = tc.add(tc.mul(x, 0.0), fp_first)
+        inside: Any = broadcast_to(fp_first, tuple(tc.shape(x)))  # numpy's: fp at NaN too
     else:
         j = tc.minimum(tc.maximum(tc.sub(searchsorted(xp, x, "right"), np.int32(1)), np.int32(0)), np.int32(n - 2))
         x0, x1 = take(xp, j), take(xp, tc.add(j, np.int32(1)))
