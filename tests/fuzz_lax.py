@@ -15,6 +15,7 @@ from shax import lax
 
 A23 = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
 I2 = np.array([1, 0], np.int32)
+I23 = np.arange(6, dtype=np.int32).reshape(2, 3)
 IMAGE = np.linspace(-1.0, 1.0, 2 * 2 * 4 * 3, dtype=np.float32).reshape(2, 2, 4, 3)
 KERNEL = np.linspace(-0.5, 0.5, 3 * 2 * 2 * 2, dtype=np.float32).reshape(3, 2, 2, 2)
 
@@ -44,6 +45,17 @@ LAX_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "conv": ((IMAGE, KERNEL, (1, 1), "VALID"), {}),
     "reduce_window": ((A23, -np.inf, lax.max, (2, 2), (1, 1), "VALID"), {}),
     "top_k": ((A23, 2), {}),
+    "clamp": ((np.float32(2.0), A23, np.float32(5.0)), {}),
+    "round": ((A23 / 4, 1), {}),
+    "is_finite": ((A23,), {}),
+    **{name: ((I23, I23[::-1]), {}) for name in ("bitwise_and", "bitwise_or", "bitwise_xor")},
+    "bitwise_not": ((I23,), {}),
+    "iota": ((np.int32, 4), {}),
+    "expand_dims": ((A23, (0, 3)), {}),
+    "slice_in_dim": ((A23, 0, None, 2, 1), {}),
+    "dynamic_index_in_dim": ((A23, np.int32(1), 1), {"keepdims": False}),
+    "sort": (((A23, -A23),), {"dimension": 1, "num_keys": 1}),
+    **{name: ((A23,), {"axis": 1, "reverse": True}) for name in ("cumsum", "cumprod", "cummax", "cummin")},
 }
 
 

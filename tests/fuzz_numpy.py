@@ -150,6 +150,18 @@ NUMPY_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     **{name: ((A23,), {}) for name in ("iscomplexobj", "isrealobj", "isneginf", "isposinf")},
     "isscalar": ((A23[0, 0],), {}),
     "invert": ((I23,), {}),
+    # The names a sweep of JAX-style programs missed (tests/test_more_numpy_names.py).
+    "around": ((A23 / 4,), {"decimals": 1}),
+    "sinc": ((A23 / 4,), {}),
+    "logical_xor": ((B23, ~B23), {}),
+    "ptp": ((A23,), {"axis": 1, "keepdims": True}),
+    "average": ((A23,), {"axis": 1, "weights": A23[0], "returned": True}),
+    "median": ((A23,), {"axis": 1}),
+    "interp": ((A23, A23[0], A23[1]), {"left": 0.5, "right": None, "period": None}),
+    "digitize": ((A23, A23[0]), {"right": True}),
+    "convolve": ((A23[0], A23[1, :2]), {"mode": "same"}),
+    "cov": ((A23,), {"rowvar": False, "ddof": 0, "aweights": A23[:, 0]}),
+    "array_split": ((A23, 2), {"axis": 1}),
 }
 NN_CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     **{name: ((A23,), {}) for name in ("relu", "sigmoid", "softplus", "silu")},

@@ -23,7 +23,7 @@ UNARY: dict[str, tuple[float, float]] = {
     "tanh": REAL, "sinh": REAL, "cosh": REAL, "arcsinh": REAL, "arctanh": INSIDE_ONE, "exp": REAL, "expm1": REAL,
     "log": POSITIVE, "log1p": POSITIVE, "sqrt": POSITIVE, "square": REAL, "reciprocal": NONZERO, "abs": REAL,
     "absolute": REAL, "negative": REAL, "sign": REAL, "floor": (-3.0, 3.0), "ceil": (-3.0, 3.0), "rint": (-3.0, 3.0),
-    "round": (-3.0, 3.0),
+    "round": (-3.0, 3.0), "around": (-3.0, 3.0),
 }  # fmt: skip
 BINARY: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
     name: (REAL, REAL)
@@ -51,7 +51,7 @@ def operands(name: str, dtype: Any, shapes: tuple[tuple[int, ...], ...] = ((3, 4
     # Ties too (equal, maximum's and logaddexp's), and halves (round's halves to even).
     if len(values) == 2:
         values[1][:2] = values[0][0, :2]
-    elif name in ("floor", "ceil", "rint", "round"):
+    elif name in ("floor", "ceil", "rint", "round", "around"):
         values[0].flat[:3] = [0.5, 1.5, -2.5]
     return values
 
@@ -116,6 +116,7 @@ DERIVATIVES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "ceil": np.zeros_like,
     "rint": np.zeros_like,
     "round": np.zeros_like,
+    "around": np.zeros_like,
 }
 
 

@@ -16,7 +16,10 @@ functions underneath dispatch), strict as lax is: no dtype promotion.
   with `add` or `max` as its computation (the primitives reduce_window_sum and
   reduce_window_max), `top_k` (values and i32 indices along the last axis: a stable
   argsort, largest first, ties in order, NaN last; the values a gather, which carries
-  the derivative).
+  the derivative);
+- compositions (`elementwise`): `clamp round is_finite cbrt exp2 bitwise_and bitwise_or
+  bitwise_xor bitwise_not`; (`arrays`): `iota expand_dims slice_in_dim
+  dynamic_index_in_dim sort cumsum cumprod cummax cummin`.
 
 Arguments lax has but shax cannot honour (`precision`, `preferred_element_type`, dilated
 windows in `reduce_window`, interior padding in `pad`) are refused unless at their
@@ -36,6 +39,28 @@ import typeclasses as tc
 from shax import numpy as snp
 from shax.core.errors import ShaxTypeError, ShaxValueError, at
 from shax.core.location import current_source
+from shax.lax.arrays import (
+    cummax,
+    cummin,
+    cumprod,
+    cumsum,
+    dynamic_index_in_dim,
+    expand_dims,
+    iota,
+    slice_in_dim,
+    sort,
+)
+from shax.lax.elementwise import (
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    cbrt,
+    clamp,
+    exp2,
+    is_finite,
+    round,
+)
 from shax.lax.windows import conv, conv_general_dilated, reduce_window, top_k
 from shax.tracing.indexing import index, traced_type
 from shax.transforms.conditionals import cond, switch
@@ -50,6 +75,8 @@ __all__ = [
     "broadcast_in_dim", "reshape", "transpose", "slice", "pad", "concatenate", "rev", "convert_element_type",
     "dot", "dot_general", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "argmax", "argmin",
     "dynamic_slice", "dynamic_update_slice", "conv_general_dilated", "conv", "reduce_window", "top_k",
+    "clamp", "round", "is_finite", "cbrt", "exp2", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+    "iota", "expand_dims", "slice_in_dim", "dynamic_index_in_dim", "sort", "cumsum", "cumprod", "cummax", "cummin",
 ]  # fmt: skip
 
 

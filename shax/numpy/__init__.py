@@ -16,6 +16,8 @@ from shax.core.jax_arrays import from_jax_arguments
 from shax.numpy import (
     _arrays,
     _arrays_more,
+    _binning,
+    _correlations,
     _cumulative,
     _dtypes,
     _einsum,
@@ -33,6 +35,8 @@ from shax.numpy import (
 )
 from shax.numpy._arrays import *  # noqa: F403
 from shax.numpy._arrays_more import *  # noqa: F403
+from shax.numpy._binning import *  # noqa: F403
+from shax.numpy._correlations import *  # noqa: F403
 from shax.numpy._cumulative import *  # noqa: F403
 from shax.numpy._dtypes import *  # noqa: F403
 from shax.numpy._dtypes import (  # noqa: F401 - numpy's names, in __all__ through the two lists
@@ -83,8 +87,8 @@ from shax.numpy._statistics import *  # noqa: F403
 from shax.tracing import numpy_dispatch
 
 _MODULES = (
-    _arrays, _arrays_more, _cumulative, _dtypes, _einsum, _elementwise, _elementwise_more, _indexing, _logic,
-    _matrices, _reductions, _shaping, _static_size, _statistics,
+    _arrays, _arrays_more, _binning, _correlations, _cumulative, _dtypes, _einsum, _elementwise, _elementwise_more,
+    _indexing, _logic, _matrices, _reductions, _shaping, _static_size, _statistics,
 )  # fmt: skip
 bool = _dtypes.bool_  # noqa: A001 - JAX's name of the boolean dtype (numpy 2's too)
 _FUNCTIONS = [name for module in _MODULES for name in module.__all__]

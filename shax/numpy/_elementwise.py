@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import typeclasses as tc
-from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at, named
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, a_type, at, named
 from shax.core.location import current_source
 from shax.core.primitive import all_primitives
 from shax.core.types import weak_dtype
@@ -24,7 +24,10 @@ from shax.primitives.elementwise import Pointwise
 from shax.tracing.promotion import common_operands, promoted, ufunc_operands
 from shax.tracing.tracer import Tracer
 
-WRITTEN = ["clip", "logaddexp", "reciprocal", "round", "square", "fmod", "remainder", "mod", "floor_divide", "divmod"]
+WRITTEN = [
+    "around", "clip", "logaddexp", "reciprocal", "round", "square", "fmod", "remainder", "mod", "floor_divide",
+    "divmod",
+]  # fmt: skip
 
 
 def as_array(x: Any, op: str | None = None) -> Any:
@@ -160,12 +163,23 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:  # noqa: A001 - n
     """numpy's `round` to `decimals` places (negative: to tens, hundreds, ...), halves to
     the even one, computed as numpy computes it, with the scale in a's dtype:
     rint(a · 10^d) / 10^d, or rint(a / 10^-d) · 10^-d. Integers are their own rounding."""
-    unsupported("round", "out", out, None)
-    decimals = _int("round", decimals, "decimals")
-    a = as_array(a)
+    return _round("round", a, decimals, out)
+
+
+def around(a: Any, decimals: int = 0, out: None = None) -> Any:
+    """numpy's `around`, its other name of `round`."""
+    return _round("around", a, decimals, out)
+
+
+def _round(op: str, a: Any, decimals: Any, out: None) -> Any:
+    unsupported(op, "out", out, None)
+    decimals = _int(op, decimals, "decimals")
+    a = as_array(a, op)
+    if not isinstance(a, Tracer) and np.asarray(a).dtype.kind not in "biuf":
+        raise at(ShaxTypeError(f"{op}: a must be an array or a number, got {a_type(a)}"), current_source())
     if _is_integer(a):
         if decimals < 0:
-            message = f"round: decimals={decimals} of integers is not supported (only decimals >= 0)"
+            message = f"{op}: decimals={decimals} of integers is not supported (only decimals >= 0)"
             raise at(ShaxValueError(message), current_source())
         return a
     if decimals == 0:

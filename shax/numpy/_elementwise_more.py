@@ -1,6 +1,7 @@
 """More of numpy's elementwise functions, each a composition of shax's (issue 31's most-used
 missing names): `log10 log2 exp2 radians degrees deg2rad rad2deg fabs cbrt arccosh fmin fmax
-invert isneginf isposinf`, shax's real-only `real imag conj conjugate`, and `polyval`.
+invert isneginf isposinf`, `trunc logical_xor heaviside copysign hypot sinc`, shax's
+real-only `real imag conj conjugate`, and `polyval`.
 
 On numpy values each is numpy's own ufunc (numpy's rounding, its dtypes); traced, the
 operands are promoted as numpy's ufunc promotes them (`shax.tracing.promotion.ufunc_operands`)
@@ -24,8 +25,9 @@ from shax.tracing.promotion import ufunc_operands
 from shax.tracing.tracer import Tracer
 
 __all__ = [
-    "arccosh", "cbrt", "conj", "conjugate", "deg2rad", "degrees", "exp2", "fabs", "fmax", "fmin", "imag", "invert",
-    "isneginf", "isposinf", "log10", "log2", "polyval", "rad2deg", "radians", "real",
+    "arccosh", "cbrt", "conj", "conjugate", "copysign", "deg2rad", "degrees", "exp2", "fabs", "fmax", "fmin",
+    "heaviside", "hypot", "imag", "invert", "isneginf", "isposinf", "log10", "log2", "logical_xor", "polyval",
+    "rad2deg", "radians", "real", "sinc", "trunc",
 ]  # fmt: skip
 
 
@@ -72,6 +74,100 @@ arccosh = _ufunc(
     "arccosh", lambda x: tc.log(x) + tc.log1p(tc.sqrt((x - 1.0) * (x + 1.0)) / x), "log x + log1p(√(x² − 1) / x)"
 )
 
+# trunc rounds toward zero: ⌈x⌉ below 0, ⌊x⌋ above (zero derivative, as floor's); integers
+# and booleans are their own truncation (numpy 2 keeps their dtype).
+trunc = _ufunc(
+    "trunc",
+    lambda x: tc.where(tc.lt(x, 0.0), tc.ceil(x), tc.floor(x)) if _is_float(x) else x,
+    "⌈x⌉ for x < 0, ⌊x⌋ otherwise",
+)
+# numpy's loops read both operands as truths (x ≠ 0): xor is their inequality.
+logical_xor = _ufunc("logical_xor", lambda x, y: tc.ne(_truth(x), _truth(y)), "(x1 ≠ 0) xor (x2 ≠ 0)")
+# heaviside: 0 below 0, 1 above, x2 at 0, NaN at NaN (numpy's); zero derivative in x1.
+
+
+def _heaviside(x1: Any, x2: Any) -> Any:
+    x, h = _alike("heaviside", x1, x2)
+    return tc.where(tc.ne(x, x), x, tc.where(tc.lt(x, 0.0), 0.0, tc.where(tc.gt(x, 0.0), 1.0, h)))
+
+
+heaviside = _ufunc("heaviside", _heaviside, "0 for x1 < 0, x2 at 0, 1 for x1 > 0")
+# copysign: |x1| with x2's sign bit, read from its bits, so −0.0 and a negative NaN count as
+# negative, as numpy reads them (JAX's: where(signbit(x2), −|x1|, |x1|)).
+copysign = _ufunc("copysign", lambda *xy: _copysign(*_alike("copysign", *xy)), "|x1| with the sign of x2")
+
+
+def _copysign(x: Any, y: Any) -> Any:
+    return tc.where(_signbit(y), -tc.abs(x), tc.abs(x))
+
+
+def _alike(op: str, *operands: Any) -> list[Any]:
+    """The operands not traced as numpy arrays of the traced ones' dtype (the dtype numpy's
+    loop computes in), so the typeclass functions, which do not promote, take them."""
+    dtype = next(o.dtype.numpy for o in operands if isinstance(o, Tracer))
+    return [o if isinstance(o, Tracer) else np.asarray(_number(op, o), dtype) for o in operands]
+
+
+def _number(op: str, x: Any) -> Any:
+    """x, an operand beside a tracer, refused unless numpy reads it as numbers."""
+    kind = np.asarray(x).dtype.kind if isinstance(x, (np.ndarray, np.generic, bool, int, float)) else "O"
+    if kind not in "biuf":
+        raise _fail(op, f"an operand must be an array or a number, got {a_type(x)}", ShaxTypeError)
+    return x
+
+
+def _signbit(x: Any) -> Any:
+    if not isinstance(x, Tracer):
+        return np.signbit(x)
+    width: Any = np.int32 if x.dtype.numpy == np.float32 else np.int64
+    bits: Any = tc.bitcast_convert_type(x, width)
+    return tc.lt(bits, width(0))
+
+
+def _hypot(x: Any, y: Any) -> Any:
+    """√(x² + y²) as m·√(1 + (n/m)²), m = max(|x|, |y|), n = min: no overflow of x²; 0 at
+    (0, 0); ∞ if either is infinite, even beside a NaN (numpy's)."""
+    a, b = (tc.abs(v) for v in _alike("hypot", x, y))
+    m, n = tc.maximum(a, b), tc.minimum(a, b)
+    ratio = n / tc.where(tc.eq(m, 0.0), 1.0, m)
+    infinite = tc.logical_or(tc.eq(a, np.inf), tc.eq(b, np.inf))
+    return tc.where(infinite, np.inf, m * tc.sqrt(1.0 + ratio * ratio))
+
+
+hypot = _ufunc("hypot", _hypot, "√(x1² + x2²)")
+
+
+def _sinc(x: Any) -> Any:
+    """sin(πx) / (πx), 1 at 0: the quotient taken at a safe x there, so the derivative at 0
+    is the select's, 0 (sinc's own; its higher derivatives at 0 are not sinc's)."""
+    zero = tc.eq(x, 0.0)
+    safe = tc.where(zero, 1.0, x) * float(np.pi)
+    return tc.where(zero, 1.0, tc.sin(safe) / safe)
+
+
+def sinc(x: Any) -> Any:
+    """numpy's `sinc` (no ufunc): sin(πx) / (πx), 1 at 0; integers and booleans read as f64."""
+    x = as_array(x, "sinc")
+    if not isinstance(x, Tracer):
+        return _numpy("sinc", np.sinc, x)
+    return _sinc(x if _is_float(x) else tc.convert_element_type(x, np.float64))
+
+
+def _kind(x: Any) -> str:
+    return str(np.dtype(x.dtype.numpy if isinstance(x, Tracer) else np.asarray(x).dtype).kind)
+
+
+def _is_float(x: Any) -> bool:
+    return _kind(x) == "f"
+
+
+def _truth(x: Any) -> Any:
+    """x ≠ 0, a boolean (x itself if boolean)."""
+    if not isinstance(x, Tracer):
+        return np.asarray(_number("logical_xor", x)) != 0
+    zero: Any = 0
+    return x if _kind(x) == "b" else tc.ne(x, zero)
+
 
 def isneginf(x: Any, out: None = None) -> Any:
     """numpy's `isneginf`: x = −∞."""
@@ -93,7 +189,7 @@ def _numpy(op: str, function: Callable[..., Any], *args: Any) -> Any:
     """numpy's own `function`; what it refuses a ShaxError naming `op`."""
     try:
         return function(*args)
-    except TypeError as error:
+    except (TypeError, AttributeError) as error:  # numpy's loop of objects calls x.hypot()
         raise _fail(op, f"numpy: {error}", ShaxTypeError) from None
     except ValueError as error:
         raise _fail(op, f"numpy: {error}") from None

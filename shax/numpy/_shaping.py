@@ -22,7 +22,8 @@ from shax.numpy._options import one_of
 from shax.tracing.tracer import Tracer
 
 __all__ = [
-    "astype", "atleast_1d", "atleast_2d", "atleast_3d", "concat", "hstack", "pad", "ravel", "roll", "unstack", "vstack",
+    "array_split", "astype", "atleast_1d", "atleast_2d", "atleast_3d", "concat", "hstack", "pad", "ravel", "roll",
+    "unstack", "vstack",
 ]  # fmt: skip
 
 
@@ -258,3 +259,18 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> A
         return np.asarray(x).astype(numpy_dtype, copy=copy)
     except (TypeError, ValueError) as error:
         raise _fail("astype", f"numpy: {error}", ShaxTypeError) from None
+
+
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """numpy's array_split: `split`, but N sections of an axis of length L need not divide
+    it: the first L mod N get one more element (L // N + 1, then L // N)."""
+    if isinstance(indices_or_sections, (tuple, list)) or np.ndim(indices_or_sections) > 0:
+        return split(ary, indices_or_sections, axis)
+    sections = _int("array_split", indices_or_sections, "the number of sections")
+    if sections <= 0:
+        raise _fail("array_split", f"the number of sections must be positive, got {sections}")
+    rank = len(tc.shape(ary))
+    n = tc.shape(ary)[normalize_axis("array_split", axis, rank)]
+    each, extras = divmod(n, sections)
+    sizes = [each + 1] * extras + [each] * (sections - extras)
+    return split(ary, [int(c) for c in np.cumsum(sizes)[:-1]], axis)

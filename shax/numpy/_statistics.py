@@ -1,6 +1,7 @@
 """numpy's order statistics, `quantile` and `percentile` (numpy's default method,
-"linear", and "lower", "higher", "nearest", "midpoint"), and `vectorize` (JAX's: a
-function of core elements mapped over the others with `shax.vmap`).
+"linear", and "lower", "higher", "nearest", "midpoint"), `median`, `ptp` and the weighted
+`average`, and `vectorize` (JAX's: a function of core elements mapped over the others
+with `shax.vmap`).
 
 A quantile sorts along the axes (moved last and flattened) and reads the two sorted
 neighbours of position q·(n − 1), interpolated as numpy's `_lerp` computes it (from the
@@ -23,9 +24,13 @@ from shax.numpy._elementwise import as_array
 from shax.numpy._indexing import sort, take
 from shax.numpy._options import one_of, unsupported
 from shax.numpy._reductions import _flag, _kept, reduction_axes
+from shax.numpy._reductions import max as _max
+from shax.numpy._reductions import mean as _mean
+from shax.numpy._reductions import min as _min
+from shax.numpy._reductions import sum as _sum
 from shax.tracing.tracer import Tracer
 
-__all__ = ["percentile", "quantile", "vectorize"]
+__all__ = ["average", "median", "percentile", "ptp", "quantile", "vectorize"]
 
 _METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 
@@ -101,6 +106,80 @@ def _quantile(
     if _flag(op, keepdims):
         result = reshape(result, [*tc.shape(q), *_kept(shape, axes)])
     return result
+
+
+def median(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False, keepdims: bool = False) -> Any:
+    """numpy's median: the mean of the two middle elements (the middle one twice for an odd
+    count), so each gets half the gradient; NaN if a NaN is among them."""
+    a = as_array(a, "median")
+    if not isinstance(a, Tracer):
+        unsupported("median", "out", out, None)
+        return _numpy_statistic("median", np.median, a, axis, overwrite_input=overwrite_input, keepdims=keepdims)
+    low, high = (
+        _quantile("median", a, 0.5, axis, out, overwrite_input, side, keepdims, None, 1.0)
+        for side in ("lower", "higher")
+    )
+    return tc.mul(tc.add(low, high), 0.5)
+
+
+def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+    """numpy's peak to peak: max − min along `axis`."""
+    a = as_array(a, "ptp")
+    if not isinstance(a, Tracer):
+        unsupported("ptp", "out", out, None)
+        return _numpy_statistic("ptp", np.ptp, a, axis, keepdims=keepdims)
+    return tc.sub(_max(a, axis, out, keepdims), _min(a, axis, out, keepdims))
+
+
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *, keepdims: bool = False) -> Any:
+    """numpy's weighted average Σ a·w / Σ w along `axis` (the mean without weights), in
+    numpy's dtype (f64 for integers); a 1-D `weights` lies along the one `axis`.
+    `returned` adds Σ w (the count without weights), broadcast to the average's shape."""
+    a, weights = as_array(a, "average"), as_array(weights, "average")
+    one_of("average", "returned", returned, (True, False))
+    if not isinstance(a, Tracer) and not isinstance(weights, Tracer):
+        return _numpy_statistic("average", np.average, a, axis, weights=weights, returned=returned, keepdims=keepdims)
+    shape = tuple(tc.shape(a))
+    if weights is None:
+        avg = _mean(a, axis, keepdims=keepdims)
+        total: Any = np.asarray(int(np.prod(shape)) / max(int(np.prod(tc.shape(avg))), 1), _dtype(avg))
+    else:
+        dtype = np.result_type(_dtype(a), _dtype(weights), *(["f8"] if np.dtype(_dtype(a)).kind in "biu" else []))
+        a, weights = _cast(a, dtype), _cast(weights, dtype)
+        w_shape = tuple(tc.shape(weights))
+        if w_shape != shape:
+            if axis is None:
+                raise _fail("average", f"axis must be given when weights {w_shape} differ from a's shape {shape}")
+            if len(w_shape) != 1 or not isinstance(axis, (int, np.integer)):
+                message = f"weights of shape {w_shape} must be 1-D, along one int axis, when a's shape is {shape}"
+                raise _fail("average", message, ShaxTypeError)
+            k = reduction_axes("average", shape, (axis,))[0]
+            if w_shape[0] != shape[k]:
+                raise _fail("average", f"weights of length {w_shape[0]} differ from a's axis {k} of length {shape[k]}")
+            weights = broadcast_to(reshape(weights, [shape[k] if j == k else 1 for j in range(len(shape))]), shape)
+        total = _sum(weights, axis, keepdims=keepdims)
+        avg = tc.div(_sum(tc.mul(a, weights), axis, keepdims=keepdims), total)
+    if not _flag("average", returned):
+        return avg
+    return avg, broadcast_to(total, tuple(tc.shape(avg)))
+
+
+def _dtype(x: Any) -> Any:
+    return x.dtype.numpy if isinstance(x, Tracer) else np.asarray(x).dtype
+
+
+def _cast(x: Any, dtype: Any) -> Any:
+    if isinstance(x, Tracer):
+        return x if x.dtype.numpy == dtype else tc.convert_element_type(x, dtype)
+    return np.asarray(x, dtype)
+
+
+def _numpy_statistic(op: str, function: Callable[..., Any], a: Any, axis: Any, **kwargs: Any) -> Any:
+    """numpy's own `function`; what it refuses a ShaxError naming `op`."""
+    try:
+        return function(a, axis=axis, **kwargs)
+    except (TypeError, ValueError, ZeroDivisionError) as error:
+        raise _fail(op, f"numpy: {error}", ShaxTypeError if isinstance(error, TypeError) else ShaxValueError) from None
 
 
 def _rounds_down(position: Any, below: Any) -> Any:
