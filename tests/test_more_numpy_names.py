@@ -324,3 +324,10 @@ def test_bad_arguments_name_the_function_and_line() -> None:
         with pytest.raises(shax.ShaxError, match=message) as raised:
             call()
         assert "test_more_numpy_names.py:" in str(raised.value), str(raised.value)
+
+
+def test_interp_of_traced_points_refuses_a_ragged_bound_by_name() -> None:
+    """Found by the fuzz: a `left` numpy cannot read as an array, beside traced points."""
+    f = shax.jit(lambda fp: snp.interp(np.array([0.5]), np.array([0.0, 1.0, 2.0]), fp, left=(None, np.zeros(0))))
+    with pytest.raises(shax.ShaxError, match="interp: numpy: setting an array element"):
+        f(np.arange(3.0))

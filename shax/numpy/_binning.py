@@ -68,9 +68,11 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
     if not any(isinstance(v, Tracer) for v in (x, xp, fp, left, right, period)):
         return _numpy("interp", np.interp, x, xp, fp, left, right, period)
     for v in (x, xp, fp, left, right, period):
-        kind = np.dtype(v.dtype.numpy if isinstance(v, Tracer) else np.asarray(v).dtype).kind
-        if v is not None and kind not in "biuf":
-            raise _fail("interp", f"needs real numbers, got {getattr(v, 'type', np.asarray(v).dtype)}", ShaxTypeError)
+        if v is None:
+            continue
+        dtype = v.dtype.numpy if isinstance(v, Tracer) else _numpy("interp", np.asarray, v).dtype
+        if np.dtype(dtype).kind not in "biuf":
+            raise _fail("interp", f"needs real numbers, got {getattr(v, 'type', dtype)}", ShaxTypeError)
     x, xp, fp = (_f64(v) for v in (x, xp, fp))
     _vector("interp", "xp", xp)
     _vector("interp", "fp", fp)
