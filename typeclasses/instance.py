@@ -103,8 +103,9 @@ class Instance:
     # numpy's divisor, clamped at 0 (so ∞ or NaN where ddof ≥ n)
     def var(self, x: Any, axes: Sequence[int], ddof: int = 0) -> Any:
         shape = tc.shape(x)
+        mean = tc.mean(x, axes)  # first: reduce_sum checks the axes
         kept = [a for a in range(len(shape)) if a not in axes]
-        deviation = tc.sub(x, tc.broadcast(tc.mean(x, axes), kept, shape))
+        deviation = tc.sub(x, tc.broadcast(mean, kept, shape))
         n = math.prod(shape[a] for a in axes)
         return tc.div(tc.reduce_sum(tc.mul(deviation, deviation), axes), float(max(n - ddof, 0)))
 

@@ -31,20 +31,25 @@ def at(error: ShaxError, where: str | None) -> ShaxError:
     """The same error with the user's source location appended (once)."""
     if where is None or _LOCATED.search(str(error)):
         return error
-    located = type(error)(f"{error} (at {where})")
-    located.__dict__.update(error.__dict__)  # a subclass's fields (`TooLarge.problem`)
-    located.__cause__ = error.__cause__
-    return located
+    return reworded(error, f"{error} (at {where})")
+
+
+def reworded(error: ShaxError, message: str) -> ShaxError:
+    """A copy of `error` saying `message`: its class, and a subclass's fields (`TooLarge.problem`),
+    made without calling its `__init__`, whose parameters a subclass may have changed
+    (`WeakNumberError(index, message)`)."""
+    copied = type(error).__new__(type(error))
+    copied.args = (message,)
+    copied.__dict__.update(error.__dict__)
+    copied.__cause__ = error.__cause__
+    return copied
 
 
 def named(error: ShaxError, operation: str) -> ShaxError:
     """The same error, its message starting with the operation's name (once)."""
     if str(error).startswith(f"{operation}: "):
         return error
-    renamed = type(error)(f"{operation}: {error}")
-    renamed.__dict__.update(error.__dict__)
-    renamed.__cause__ = error.__cause__
-    return renamed
+    return reworded(error, f"{operation}: {error}")
 
 
 def a_type(value: object) -> str:

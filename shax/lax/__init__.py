@@ -334,7 +334,9 @@ def _start_vector(op: str, starts: Any) -> Any:
         if t is None:
             # a 0-d numpy array of an integer is its number, as JAX reads it (an argmax's result)
             number = s[()] if isinstance(s, np.ndarray) and s.ndim == 0 else s
-            parts.append(np.array([_int(op, "a start index", number)], np.int32))
+            # clamped into range as every start is, so one beyond i32 is its bound
+            start = builtins.min(builtins.max(_int(op, "a start index", number), -(2**31)), 2**31 - 1)
+            parts.append(np.array([start], np.int32))
         elif t.rank or t.dtype.is_float or t.dtype.name == "bool":
             raise _fail(op, f"a start index must be an integer scalar, got a traced {t}", ShaxTypeError)
         else:

@@ -157,7 +157,11 @@ def reduce_window(
     window = _ints(op, "window_dimensions", window_dimensions, len(shape))
     strides = _ints(op, "window_strides", window_strides, len(shape))
     pairs = padding_pairs(op, padding, shape, window, strides)
-    if getattr(init_value, "type", None) is not None or np.ndim(init_value):
+    try:
+        scalar = getattr(init_value, "type", None) is None and np.ndim(init_value) == 0
+    except ValueError:  # a ragged sequence numpy cannot read
+        scalar = False
+    if not scalar:
         raise _fail(op, "init_value must be a constant scalar", ShaxTypeError)
     init = np.asarray(init_value).item()
     if computation in (tc.add, _lax_function("add")):

@@ -426,7 +426,7 @@ def _full_like(op: str, a: Any, value: Any, dtype: Any, order: Any, subok: Any, 
         numpy_dtype = a.dtype.numpy if dtype is None else dtype_of_numpy(dtype).numpy
     except ShaxTypeError as error:
         raise _fail(op, str(error), ShaxTypeError) from None
-    if np.ndim(value) != 0:
+    if _numpy(op, np.ndim, value) != 0:
         raise _fail(op, f"the fill value of a traced array must be a number, got shape {np.shape(value)}")
     return constant_like(a, _numpy(op, np.full, (), value, numpy_dtype))
 

@@ -147,6 +147,13 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         return _numpy_pad(array, widths, mode, kwargs)
     if mode not in ("constant", "edge", "wrap"):
         raise _fail("pad", f"mode {mode!r} of a traced array is not supported (only 'constant', 'edge', 'wrap')")
+    if not isinstance(values, Tracer):  # numbers, or numpy's (before, after) pairs of them
+        try:
+            kind = np.asarray(values).dtype.kind
+        except (TypeError, ValueError):
+            kind = "O"
+        if kind not in "biuf":
+            raise _fail("pad", f"constant_values must be numbers, got {values!r:.60}", ShaxTypeError)
     for k, (lo, hi) in enumerate(widths):
         if mode == "constant":
             array = _pad_constant(array, k, lo, hi, _pair(values, k, len(shape)))
@@ -182,7 +189,10 @@ def _pair(values: Any, k: int, rank: int) -> tuple[Any, Any]:
         if values.shape:
             raise _fail("pad", f"a traced constant_values must be a scalar, got {values.type}")
         return values, values
-    table = np.broadcast_to(np.asarray(values), (rank, 2)) if np.ndim(values) else None
+    try:
+        table = np.broadcast_to(np.asarray(values), (rank, 2)) if np.ndim(values) else None
+    except ValueError:
+        raise _fail("pad", f"constant_values {values!r:.60} do not broadcast to ({rank}, 2), numpy's pairs") from None
     return (values, values) if table is None else (table[k][0], table[k][1])
 
 

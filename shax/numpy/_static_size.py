@@ -45,8 +45,8 @@ def _size(op: str, size: Any, traced: Any, keyword: str = "size") -> int | None:
             raise _fail(op, message, ShaxTypeError)
         return None
     n = _int(op, size, keyword)
-    if n < 0:
-        raise _fail(op, f"{keyword} must be at least 0, got {n}")
+    if not 0 <= n < 2**31:  # the static size of a result it allocates
+        raise _fail(op, f"{keyword} must be from 0 to 2**31 - 1, got {n}")
     return n
 
 

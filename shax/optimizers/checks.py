@@ -59,7 +59,7 @@ def float_dtype(what: str, name: str, value: Any) -> np.dtype:
     """`value` as a float dtype of numpy's (np.float32, "float64", shax.f32)."""
     try:
         dtype = np.dtype(getattr(value, "numpy", value))
-    except TypeError:
+    except (TypeError, ValueError):  # not a dtype at all ((None, False) reads as a malformed record)
         dtype = None
     if dtype is None or dtype.kind != "f" or dtype.itemsize < 4:
         raise at(ShaxTypeError(f"{what}: {name} must be a float dtype (f32 or f64), got {value!r}"), current_source())

@@ -56,7 +56,7 @@ class ArrayMethods:
 
     def transpose(self, *axes: Any) -> Any:
         """`x.transpose()` reverses the axes; `x.transpose(1, 0, 2)` or `x.transpose((1, 0, 2))`."""
-        if not axes or axes == (None,):
+        if not axes or (len(axes) == 1 and axes[0] is None):
             return _snp().transpose(self)
         return _snp().transpose(self, axes[0] if len(axes) == 1 else axes)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, a_type, at
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, a_type, at, reworded
 from shax.core.ir import Binding, Definition
 from shax.core.jax_arrays import from_jax
 from shax.core.location import current_source
@@ -81,7 +81,7 @@ def check_argument(what: str, declared: TensorType, value: Any) -> Any:
         try:
             given = TensorType.of(value)
         except ShaxError as error:  # a dtype shax lacks, an int beyond i32
-            raise type(error)(f"{what}: {error}") from None
+            raise reworded(error, f"{what}: {error}") from None
     else:
         array = from_jax(value)  # a JAX tangent or cotangent: read as numpy's
         if array is not value:

@@ -18,7 +18,7 @@ import attrs
 import typeguard
 
 from shax.core.builder import Builder
-from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at, reworded
 from shax.core.gcpause import collector_paused
 from shax.core.ir import Definition, Var
 from shax.core.location import current_source
@@ -72,7 +72,7 @@ def trace_pytree(
     try:
         leaves, in_tree = flatten(tuple(arg_trees), is_leaf=lambda x: isinstance(x, (TensorType, str)))
     except ShaxError as error:
-        raise type(error)(f"trace: the argument types of {fname}: {error}") from None
+        raise reworded(error, f"trace: the argument types of {fname}: {error}") from None
     try:
         types = [_as_type(fname, k, leaf) for k, leaf in enumerate(leaves)]
     except ShaxError as error:  # bad argument types: point at the caller's line
@@ -88,12 +88,12 @@ def trace_pytree(
             try:
                 out_leaves, out_tree = flatten(result)
             except ShaxError as error:
-                raise type(error)(f"trace: the result of {fname}: {error}") from None
+                raise reworded(error, f"trace: the result of {fname}: {error}") from None
             try:
                 outputs = [lift(current, leaf, None, "return") for leaf in out_leaves]
             except ShaxError as error:
                 message = f"trace: {fname} returned a non-tensor: {error}"
-                raise at(type(error)(message), function_location(f)) from None
+                raise at(reworded(error, message), function_location(f)) from None
         builder = Builder()
         out_vars = recover_sharing(builder, outputs, var_of=var_of, effects=current.effects)
         defn = builder.build(fname, [*types, *(c.type for c in current.captured)], out_vars)
@@ -145,7 +145,7 @@ def _as_type(fname: str, k: int, leaf: Any) -> TensorType:
         try:
             return TensorType.parse(leaf)
         except ShaxError as error:
-            raise type(error)(f"trace: argument type {k} of {fname}: {error}") from None
+            raise reworded(error, f"trace: argument type {k} of {fname}: {error}") from None
     if not isinstance(leaf, TensorType):
         raise ShaxTypeError(f"trace: argument type {k} of {fname} must be a TensorType like f32[2, 3], got {leaf!r}")
     return leaf

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at, reworded
 from shax.core.jax_arrays import from_jax_arguments
 from shax.core.location import current_source
 from shax.core.pytree import TreeDef, flatten, leaf_paths
@@ -107,7 +107,7 @@ def flatten_arguments(what: str, args: Any, is_leaf: Callable[[Any], bool] | Non
     try:
         return flatten(tuple(args), is_leaf)
     except ShaxError as error:
-        raise type(error)(f"{what}: {error}") from None
+        raise reworded(error, f"{what}: {error}") from None
 
 
 def argument_labels(tree: TreeDef) -> list[str]:
@@ -129,7 +129,7 @@ def abstract_types(what: str, args: Sequence[Any]) -> tuple[TreeDef, tuple[Tenso
             for leaf in leaves
         )
     except ShaxError as error:
-        raise at(type(error)(f"{what}: {error}"), current_source()) from None
+        raise at(reworded(error, f"{what}: {error}"), current_source()) from None
     return tree, types
 
 
@@ -146,7 +146,7 @@ def typed_leaves(what: str, tree: Any, others: Sequence[Any] = ()) -> tuple[list
     try:
         types = list(weakly_typed([*leaves, *context], [leaf_type(v) for v in [*leaves, *context]]))[: len(leaves)]
     except ShaxError as error:
-        raise type(error)(f"{what}: {error}") from None
+        raise reworded(error, f"{what}: {error}") from None
     values = [
         v if isinstance(v, (Tracer, np.ndarray, np.generic)) else np.asarray(v, t.dtype.numpy)
         for v, t in zip(leaves, types)

@@ -27,7 +27,7 @@ import attrs
 import numpy as np
 
 from shax import passes, stages
-from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at, reworded
 from shax.core.ir import Definition, LinearizedDefinition
 from shax.core.location import current_source
 from shax.core.pytree import LEAF, TreeDef, flatten, unflatten
@@ -346,7 +346,7 @@ def _matching_leaves(
     try:
         leaves, got = flatten(tree)
     except ShaxError as error:
-        raise type(error)(f"{what}: {error}") from None
+        raise reworded(error, f"{what}: {error}") from None
     if got != expected:
         message = (
             f"{what}: the {role}s must have the structure of {fname}'s "

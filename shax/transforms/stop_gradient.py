@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import typeclasses as tc
-from shax.core.errors import ShaxError
+from shax.core.errors import ShaxError, reworded
 from shax.core.pytree import flatten, unflatten
 
 
@@ -17,5 +17,5 @@ def stop_gradient(x: Any) -> Any:
     try:
         leaves, tree = flatten(x)
     except ShaxError as error:
-        raise type(error)(f"stop_gradient: {error}") from None
+        raise reworded(error, f"stop_gradient: {error}") from None
     return unflatten(tree, [tc.stop_gradient(leaf) for leaf in leaves])

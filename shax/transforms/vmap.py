@@ -23,7 +23,7 @@ import attrs
 import numpy as np
 
 from shax import passes, stages
-from shax.core.errors import ShaxError, ShaxValueError, at
+from shax.core.errors import ShaxError, ShaxValueError, at, reworded
 from shax.core.location import current_source
 from shax.core.pytree import REGISTRY, TreeDef, node_parts, same_aux, sorted_keys, unflatten
 from shax.core.types import TensorType
@@ -121,7 +121,7 @@ def _frozen_within(what: str, axes: Axes) -> Hashable:
         try:
             keys = sorted_keys(axes)
         except ShaxError as error:
-            raise type(error)(f"vmap: {what}: {error}") from None
+            raise reworded(error, f"vmap: {what}: {error}") from None
         return _Dict(tuple((k, _frozen_within(what, axes[k])) for k in keys))
     raise at(
         ShaxValueError(f"vmap: {what} entries must be ints, None, or pytrees of them, got {axes!r}"), current_source()
