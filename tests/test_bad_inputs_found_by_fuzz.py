@@ -76,3 +76,20 @@ def test_an_error_with_fields_of_its_own_keeps_them_when_named_and_located() -> 
     error = at(named(WeakNumberError(3, "the Python int 2**62 does not fit i32"), "cond"), "f.py:7")
     assert isinstance(error, WeakNumberError) and error.index == 3
     assert str(error) == "cond: the Python int 2**62 does not fit i32 (at f.py:7)"
+
+
+# What numpy or Python raises inside a shax.numpy function, on values nothing checked, leaves
+# it as a ShaxError naming the function (its class: TypeError or ValueError, both ShaxErrors).
+NUMPY_BOUNDARY: dict[str, tuple[Callable[[], Any], str]] = {
+    "median, an axis beyond C's int": (lambda: snp.median(None, axis=2**62), "median: OverflowError"),
+    "cov, aweights False": (lambda: snp.cov(None, aweights=False), "cov: "),
+    "convolve, a size beyond an index": (lambda: snp.convolve("", (2**63, None)), "convolve: "),
+}
+
+
+@typeguard.suppress_type_checks
+@pytest.mark.parametrize("case", sorted(NUMPY_BOUNDARY))
+def test_numpys_own_errors_leave_shax_numpy_as_shax_errors(case: str) -> None:
+    call, message = NUMPY_BOUNDARY[case]
+    with pytest.raises(shax.ShaxError, match=message):
+        call()

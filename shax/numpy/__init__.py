@@ -12,7 +12,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from shax.core.array_subclasses import refuse_array_subclass
+from shax.core.errors import ShaxError, ShaxTypeError, ShaxValueError, at
 from shax.core.jax_arrays import from_jax_arguments
+from shax.core.location import current_source
 from shax.numpy import (
     _arrays,
     _arrays_more,
@@ -109,9 +111,24 @@ def _refusing_subclasses(function: Callable[..., Any]) -> Callable[..., Any]:
         if "jax" in sys.modules:  # a JAX array read as numpy's (`shax.core.jax_arrays`)
             args = from_jax_arguments(args)
             kwargs = dict(zip(kwargs, from_jax_arguments(tuple(kwargs.values()))))
-        return function(*args, **kwargs)
+        try:
+            return function(*args, **kwargs)
+        except ShaxError:
+            raise
+        except _PYTHONS as error:  # numpy's or Python's own, on arguments no check foresaw
+            raise _named_error(name, error) from error
 
     return checked
+
+
+# What numpy and Python raise on values they cannot read (`np.interp(None, ...)`, an index
+# too large for C): at the public boundary, a ShaxError naming the function and the line.
+_PYTHONS = (TypeError, ValueError, IndexError, OverflowError, AttributeError, ZeroDivisionError)
+
+
+def _named_error(name: str, error: Exception) -> ShaxError:
+    kind = ShaxTypeError if isinstance(error, (TypeError, AttributeError)) else ShaxValueError
+    return at(kind(f"{name}: {type(error).__name__}: {error}"), current_source())
 
 
 # Each function of the submodules, refusing matrices and masked arrays, its numpy arrays
