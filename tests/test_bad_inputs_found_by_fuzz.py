@@ -50,6 +50,10 @@ CASES: dict[str, tuple[Callable[[], Any], str]] = {
         lambda: shax.jit(lambda x: shax.fori_loop(0, 2, lambda i, v: v + 1, x))(2**62),
         "does not fit",
     ),
+    "integer power, a ragged exponent": (
+        lambda: shax.jit(lambda x: x ** (None, np.zeros(0)))(np.array(1, dtype=np.int32)),
+        "pow",
+    ),
     "cond, an int beyond i32": (
         lambda: shax.jit(lambda p, x: shax.lax.cond(p, lambda v: v, lambda v: -v, x))(True, 2**62),
         "does not fit",

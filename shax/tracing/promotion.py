@@ -79,7 +79,11 @@ def _integer_power(x: Any, n: Any) -> Any:
     numpy's integer power does. None for any other operands (`pow` decides)."""
     if not isinstance(x, PromotedOperators) or x.type.dtype.is_float or x.type.dtype.name == "bool":
         return None
-    if isinstance(n, PromotedOperators) or np.ndim(n) or np.asarray(n).dtype.kind not in "iu" or int(n) < 0:
+    try:
+        constant = not isinstance(n, PromotedOperators) and np.ndim(n) == 0 and np.asarray(n).dtype.kind in "iu"
+    except ValueError:  # a sequence numpy cannot read: `pow` refuses it by name
+        return None
+    if not constant or int(n) < 0:
         return None
     k, result, square = int(n), None, x
     while k:
