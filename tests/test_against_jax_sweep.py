@@ -11,7 +11,7 @@ Hypothesis draws the elementwise functions' inputs and the reductions' axes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -31,15 +31,7 @@ jlax = pytest.importorskip("jax.lax")
 # A program: (jax, jnp, lax) -> the function to run on the arguments.
 Program = Callable[[Any, Any, Any], Callable[..., Any]]
 
-
-@pytest.fixture(autouse=True)
-def x64() -> Iterator[None]:
-    before = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        jax.config.update("jax_enable_x64", before)
+pytestmark = pytest.mark.usefixtures("jax_x64")  # every test compares with JAX in float64
 
 
 def _leaves(tree: Any) -> list[Any]:

@@ -5,7 +5,7 @@ differences and JAX's (x64)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,15 +30,7 @@ INTS = np.array([[3, -7, 0], [12, 5, -1]], np.int32)
 POINTS = np.array([-1.0, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 3.5, 0.25, np.nan])
 XP, FP = np.array([0.0, 1.0, 2.0, 3.0]), np.array([1.0, -2.0, 4.0, 0.5])
 
-
-@pytest.fixture(autouse=True)
-def x64() -> Iterator[None]:
-    before = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        jax.config.update("jax_enable_x64", before)
+pytestmark = pytest.mark.usefixtures("jax_x64")  # every test compares with JAX in float64
 
 
 def _same(got: Any, want: Any) -> None:
