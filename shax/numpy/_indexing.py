@@ -44,13 +44,10 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None,
         if fill_value is not None:
             raise failed("take", "fill_value is read only with mode 'fill' (or traced indices and no mode)")
         return tc.gather(a, indices_in("take", indices, n, mode), k, 0)
-    if not traced:  # constant indices out of range read element 0, then the fill
-        indices = np.asarray(indices)
-        inside = (indices >= -n) & (indices < n)
-        read = tc.gather(a, indices_in("take", np.where(inside, indices, 0), n), k, 0)
-    else:
-        inside = tc.logical_and(tc.ge(indices, -n), tc.lt(indices, n))
-        read = tc.gather(a, indices_in("take", indices, n), k, 0)
+    indices = indices if traced else np.asarray(indices)
+    inside = tc.logical_and(tc.ge(indices, -n), tc.lt(indices, n))
+    # constant indices out of range read element 0 (not numpy's error), then the fill
+    read = tc.gather(a, indices_in("take", indices if traced else np.where(inside, indices, 0), n), k, 0)
     rank, index_rank = len(tc.shape(a)), len(tc.shape(indices))
     shape = tuple(tc.shape(read))
     # the indices' axes sit at k, ..., k + index_rank - 1 of the result
