@@ -87,6 +87,7 @@ from shax.numpy._shaping import *  # noqa: F403
 from shax.numpy._static_size import *  # noqa: F403
 from shax.numpy._statistics import *  # noqa: F403
 from shax.tracing import numpy_dispatch
+from shax.tracing.checked_numpy import NUMPY_ERRORS
 
 _MODULES = (
     _arrays, _arrays_more, _binning, _correlations, _cumulative, _dtypes, _einsum, _elementwise, _elementwise_more,
@@ -115,18 +116,16 @@ def _refusing_subclasses(function: Callable[..., Any]) -> Callable[..., Any]:
             return function(*args, **kwargs)
         except ShaxError:
             raise
-        except _PYTHONS as error:  # numpy's or Python's own, on arguments no check foresaw
+        except NUMPY_ERRORS as error:  # numpy's or Python's own, on arguments no check foresaw
             raise _named_error(name, error) from error
 
     return checked
 
 
-# What numpy and Python raise on values they cannot read (`np.interp(None, ...)`, an index
-# too large for C): at the public boundary, a ShaxError naming the function and the line.
-_PYTHONS = (TypeError, ValueError, IndexError, OverflowError, AttributeError, ZeroDivisionError)
-
-
 def _named_error(name: str, error: Exception) -> ShaxError:
+    """What numpy or Python raised on values it cannot read (`np.interp(None, ...)`, an index
+    too large for C; the errors checked numpy turns into ShaxErrors too), at the public
+    boundary: a ShaxError naming the function and the user's line."""
     kind = ShaxTypeError if isinstance(error, (TypeError, AttributeError)) else ShaxValueError
     return at(kind(f"{name}: {type(error).__name__}: {error}"), current_source())
 

@@ -43,7 +43,7 @@ from typeclasses.numpy_instance import NUMPY_TYPES, numpy_instance
 # What numpy raises on values it cannot combine (OverflowError: a Python int beyond a dtype).
 # AttributeError: numpy's ufunc on an object array calls the method of that name on each
 # element (`None.arctan2`), which the element lacks.
-_NUMPY_ERRORS = (TypeError, ValueError, IndexError, ArithmeticError, AttributeError)
+NUMPY_ERRORS = (TypeError, ValueError, IndexError, ArithmeticError, AttributeError)
 
 
 class CheckedNumpyInstance(DerivedInstance):
@@ -119,7 +119,7 @@ def _call(op: str, numpy_method: Callable[..., Any], args: tuple[Any, ...]) -> A
         return numpy_method(*args)
     except ShaxError:  # from a typeclass function it calls (a user's numpy function may)
         raise
-    except _NUMPY_ERRORS as error:
+    except NUMPY_ERRORS as error:
         raise _numpy_error(op, args, error) from error
 
 
